@@ -1,0 +1,50 @@
+//===- RematDialect.td - The remat dialect -----------------*- tablegen -*-===//
+//
+// The remat dialect models training graphs on builtin ranked tensors with
+// static shapes. Ops mirror the ONNX operators that exported models use, with
+// the shape-carrying operands of ONNX (Reshape's shape, Slice's starts, ...)
+// folded into attributes or result types at import.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef REMAT_DIALECT
+#define REMAT_DIALECT
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/AttrTypeBase.td"
+
+def Remat_Dialect : Dialect {
+  let name = "remat";
+  let summary = "Training graphs for memory-budgeted compilation";
+  let description = [{
+    Tensor ops with static shapes and value semantics. Function arguments
+    carry `remat.name` (the ONNX name) and `remat.role` (`input`,
+    `parameter` or `buffer`); weight data stays in the model file.
+  }];
+  let cppNamespace = "::remat";
+  let hasConstantMaterializer = 1;
+  let hasRegionArgAttrVerify = 1;
+  let extraClassDeclaration = [{
+    /// Argument / result attribute names.
+    static constexpr llvm::StringLiteral kNameAttr = "remat.name";
+    static constexpr llvm::StringLiteral kRoleAttr = "remat.role";
+    /// Function attribute: the model file weights are read from.
+    static constexpr llvm::StringLiteral kModelPathAttr = "remat.model_path";
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Type constraints
+//===----------------------------------------------------------------------===//
+
+def Remat_Float : AnyTypeOf<[F16, BF16, F32, F64]>;
+def Remat_Int : AnyTypeOf<[I1, I8, UI8, I32, I64]>;
+def Remat_Element : AnyTypeOf<[F16, BF16, F32, F64, I1, I8, UI8, I32, I64]>;
+
+def Remat_Tensor : RankedTensorOf<[Remat_Element]>;
+def Remat_FloatTensor : RankedTensorOf<[Remat_Float]>;
+def Remat_BoolTensor : RankedTensorOf<[I1]>;
+def Remat_IndexTensor : RankedTensorOf<[I32, I64]>;
+def Remat_ArithTensor : RankedTensorOf<[F16, BF16, F32, F64, I32, I64]>;
+
+#endif // REMAT_DIALECT

@@ -1,0 +1,400 @@
+//===- RematOps.td - remat dialect operations --------------*- tablegen -*-===//
+//
+// Conventions:
+//  - Elementwise ops broadcast numpy-style; their result type is inferred.
+//  - Axes in attributes are non-negative (the importer normalises them).
+//  - Ops whose result shape is a function of operands and attributes
+//    implement InferTypeOpInterface, so the verifier checks results for free.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef REMAT_OPS
+#define REMAT_OPS
+
+include "remat/Dialect/RematDialect.td"
+include "mlir/IR/OpBase.td"
+include "mlir/IR/CommonAttrConstraints.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+/// A string attribute restricted to a fixed set of values.
+class Remat_StrOneOf<list<string> cases> : ConfinedAttr<StrAttr, [
+    AttrConstraint<Or<!foreach(c, cases,
+        CPred<"::llvm::cast<::mlir::StringAttr>($_self).getValue() == \"" # c # "\"">)>,
+      "one of: " # !interleave(cases, ", ")>]>;
+
+class Remat_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Remat_Dialect, mnemonic, traits> {
+  let assemblyFormat =
+      "operands attr-dict `:` functional-type(operands, results)";
+}
+
+//===----------------------------------------------------------------------===//
+// Constants
+//===----------------------------------------------------------------------===//
+
+def Remat_ConstantOp : Remat_Op<"constant", [ConstantLike, Pure,
+    AllTypesMatch<["value", "result"]>]> {
+  let summary = "A small constant tensor (ONNX Constant, scalar literals)";
+  let description = [{
+    Holds literal data that is part of the graph (scale factors, epsilon
+    tensors, masks built from literals). Model weights are never constants:
+    they are function arguments.
+  }];
+  let arguments = (ins ElementsAttr:$value);
+  let results = (outs Remat_Tensor:$result);
+  let assemblyFormat = "attr-dict $value";
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+class Remat_UnaryOp<string mnemonic, Type operandType, list<Trait> traits = []>
+    : Remat_Op<mnemonic, !listconcat(traits, [Pure, SameOperandsAndResultType])> {
+  let arguments = (ins operandType:$input);
+  let results = (outs operandType:$output);
+}
+
+def Remat_NegOp : Remat_UnaryOp<"neg", Remat_ArithTensor> { let summary = "-x"; }
+def Remat_AbsOp : Remat_UnaryOp<"abs", Remat_ArithTensor> { let summary = "|x|"; }
+def Remat_SqrtOp : Remat_UnaryOp<"sqrt", Remat_FloatTensor> { let summary = "sqrt(x)"; }
+def Remat_ExpOp : Remat_UnaryOp<"exp", Remat_FloatTensor> { let summary = "exp(x)"; }
+def Remat_LogOp : Remat_UnaryOp<"log", Remat_FloatTensor> { let summary = "log(x)"; }
+def Remat_ReciprocalOp : Remat_UnaryOp<"reciprocal", Remat_FloatTensor> { let summary = "1/x"; }
+def Remat_ErfOp : Remat_UnaryOp<"erf", Remat_FloatTensor> { let summary = "erf(x)"; }
+def Remat_TanhOp : Remat_UnaryOp<"tanh", Remat_FloatTensor> { let summary = "tanh(x)"; }
+def Remat_SigmoidOp : Remat_UnaryOp<"sigmoid", Remat_FloatTensor> { let summary = "1/(1+exp(-x))"; }
+def Remat_ReluOp : Remat_UnaryOp<"relu", Remat_ArithTensor> { let summary = "max(x, 0)"; }
+def Remat_NotOp : Remat_UnaryOp<"not", Remat_BoolTensor> { let summary = "logical not"; }
+
+def Remat_GeluOp : Remat_UnaryOp<"gelu", Remat_FloatTensor> {
+  let summary = "GELU, exact (erf) or tanh-approximated";
+  let description = [{
+    `approximate = "none"`: x * Φ(x) with the exact normal CDF (PyTorch's
+    default, exported as Div/Erf/Add/Mul/Mul and fused at import);
+    `"tanh"`: the tanh approximation.
+  }];
+  let arguments = (ins Remat_FloatTensor:$input,
+                   DefaultValuedAttr<Remat_StrOneOf<["none", "tanh"]>, "\"none\"">:$approximate);
+}
+
+class Remat_BinaryOp<string mnemonic, Type operandType, list<Trait> traits = []>
+    : Remat_Op<mnemonic, !listconcat(traits, [Pure, InferTypeOpAdaptor,
+                                              SameOperandsElementType])> {
+  let arguments = (ins operandType:$lhs, operandType:$rhs);
+  let results = (outs operandType:$output);
+  let extraClassDefinition = [{
+    ::mlir::LogicalResult $cppClass::inferReturnTypes(
+        ::mlir::MLIRContext *context, std::optional<::mlir::Location> loc,
+        Adaptor adaptor, ::llvm::SmallVectorImpl<::mlir::Type> &types) {
+      return ::remat::inferBroadcastResult(loc, {adaptor.getLhs(), adaptor.getRhs()},
+                                           /*resultElement=*/nullptr, types);
+    }
+  }];
+}
+
+def Remat_AddOp : Remat_BinaryOp<"add", Remat_ArithTensor, [Commutative]> { let summary = "a + b"; }
+def Remat_SubOp : Remat_BinaryOp<"sub", Remat_ArithTensor> { let summary = "a - b"; }
+def Remat_MulOp : Remat_BinaryOp<"mul", Remat_ArithTensor, [Commutative]> { let summary = "a * b"; }
+def Remat_DivOp : Remat_BinaryOp<"div", Remat_ArithTensor> { let summary = "a / b (integers truncate)"; }
+def Remat_MaxOp : Remat_BinaryOp<"max", Remat_ArithTensor, [Commutative]> { let summary = "max(a, b)"; }
+def Remat_MinOp : Remat_BinaryOp<"min", Remat_ArithTensor, [Commutative]> { let summary = "min(a, b)"; }
+def Remat_AndOp : Remat_BinaryOp<"and", Remat_BoolTensor, [Commutative]> { let summary = "a and b"; }
+def Remat_OrOp : Remat_BinaryOp<"or", Remat_BoolTensor, [Commutative]> { let summary = "a or b"; }
+
+def Remat_PowOp : Remat_Op<"pow", [Pure, InferTypeOpAdaptor]> {
+  let summary = "a ^ b; the exponent may be of another (numeric) type";
+  let arguments = (ins Remat_FloatTensor:$lhs, Remat_ArithTensor:$rhs);
+  let results = (outs Remat_FloatTensor:$output);
+  let extraClassDefinition = [{
+    ::mlir::LogicalResult $cppClass::inferReturnTypes(
+        ::mlir::MLIRContext *context, std::optional<::mlir::Location> loc,
+        Adaptor adaptor, ::llvm::SmallVectorImpl<::mlir::Type> &types) {
+      return ::remat::inferBroadcastResult(loc, {adaptor.getLhs(), adaptor.getRhs()},
+          ::llvm::cast<::mlir::ShapedType>(adaptor.getLhs().getType()).getElementType(),
+          types);
+    }
+  }];
+}
+
+class Remat_CompareOp<string mnemonic, list<Trait> traits = []>
+    : Remat_Op<mnemonic, !listconcat(traits, [Pure, InferTypeOpAdaptor,
+                                              SameOperandsElementType])> {
+  let arguments = (ins Remat_Tensor:$lhs, Remat_Tensor:$rhs);
+  let results = (outs Remat_BoolTensor:$output);
+  let extraClassDefinition = [{
+    ::mlir::LogicalResult $cppClass::inferReturnTypes(
+        ::mlir::MLIRContext *context, std::optional<::mlir::Location> loc,
+        Adaptor adaptor, ::llvm::SmallVectorImpl<::mlir::Type> &types) {
+      return ::remat::inferBroadcastResult(loc, {adaptor.getLhs(), adaptor.getRhs()},
+          ::mlir::IntegerType::get(context, 1), types);
+    }
+  }];
+}
+
+def Remat_EqualOp : Remat_CompareOp<"equal", [Commutative]> { let summary = "a == b"; }
+def Remat_LessOp : Remat_CompareOp<"less"> { let summary = "a < b"; }
+def Remat_GreaterOp : Remat_CompareOp<"greater"> { let summary = "a > b"; }
+
+def Remat_WhereOp : Remat_Op<"where", [Pure, InferTypeOpAdaptor,
+    AllElementTypesMatch<["on_true", "on_false", "output"]>]> {
+  let summary = "cond ? on_true : on_false, broadcasting all three";
+  let arguments = (ins Remat_BoolTensor:$condition, Remat_Tensor:$on_true,
+                   Remat_Tensor:$on_false);
+  let results = (outs Remat_Tensor:$output);
+}
+
+def Remat_CastOp : Remat_Op<"cast", [Pure, SameOperandsAndResultShape]> {
+  let summary = "element type conversion; the result type names the target";
+  let arguments = (ins Remat_Tensor:$input);
+  let results = (outs Remat_Tensor:$output);
+  let hasFolder = 1;
+}
+
+def Remat_DropoutOp : Remat_Op<"dropout", [Pure, InferTypeOpAdaptor]> {
+  let summary = "training-mode dropout with a counter-based RNG";
+  let description = [{
+    Keeps each element with probability 1 - ratio and scales kept elements
+    by 1 / (1 - ratio). The mask is a function of (seed, stream, training
+    step, element index) only, so recomputing the op reproduces it exactly.
+    `stream` is unique per dropout op in a module (assigned at import).
+    Inference-mode ONNX Dropout imports as its input.
+  }];
+  let arguments = (ins Remat_FloatTensor:$input, F64Attr:$ratio,
+                   I64Attr:$seed, I64Attr:$stream);
+  let results = (outs Remat_FloatTensor:$output, Remat_BoolTensor:$mask);
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Linear algebra
+//===----------------------------------------------------------------------===//
+
+def Remat_MatMulOp : Remat_Op<"matmul", [Pure, InferTypeOpAdaptor,
+                                         SameOperandsAndResultElementType]> {
+  let summary = "batched matrix product with broadcast batch dims";
+  let description = [{
+    lhs [..., M, K] (or [..., K, M] with transpose_lhs), rhs [..., K, N]
+    (or [..., N, K] with transpose_rhs), result [..., M, N]. Operands have
+    rank >= 2 (ONNX's 1-D promotion is expanded at import); batch dims
+    broadcast numpy-style. ONNX Gemm imports as matmul, mul and add.
+  }];
+  let arguments = (ins Remat_FloatTensor:$lhs, Remat_FloatTensor:$rhs,
+                   DefaultValuedAttr<BoolAttr, "false">:$transpose_lhs,
+                   DefaultValuedAttr<BoolAttr, "false">:$transpose_rhs);
+  let results = (outs Remat_FloatTensor:$output);
+}
+
+//===----------------------------------------------------------------------===//
+// Normalisation and softmax
+//===----------------------------------------------------------------------===//
+
+class Remat_SoftmaxLikeOp<string mnemonic>
+    : Remat_Op<mnemonic, [Pure, SameOperandsAndResultType]> {
+  let arguments = (ins Remat_FloatTensor:$input, I64Attr:$axis);
+  let results = (outs Remat_FloatTensor:$output);
+  let hasVerifier = 1;
+}
+def Remat_SoftmaxOp : Remat_SoftmaxLikeOp<"softmax"> { let summary = "softmax over one axis"; }
+def Remat_LogSoftmaxOp : Remat_SoftmaxLikeOp<"log_softmax"> { let summary = "log-softmax over one axis"; }
+
+def Remat_LayerNormOp : Remat_Op<"layer_norm", [Pure, InferTypeOpAdaptor]> {
+  let summary = "layer normalisation over dims [axis, rank)";
+  let description = [{
+    Results: the normalised output, and the mean and inverse standard
+    deviation (shape: input dims before `axis`, then ones), which backward
+    uses. Statistics are computed in at least fp32.
+  }];
+  let arguments = (ins Remat_FloatTensor:$input, Remat_FloatTensor:$scale,
+                   Optional<Remat_FloatTensor>:$bias, I64Attr:$axis,
+                   F64Attr:$epsilon);
+  let results = (outs Remat_FloatTensor:$output, Remat_FloatTensor:$mean,
+                 Remat_FloatTensor:$inv_std_dev);
+}
+
+def Remat_BatchNormInferenceOp : Remat_Op<"batch_norm_inference",
+    [Pure, InferTypeOpAdaptor]> {
+  let summary = "batch normalisation with running statistics (eval mode)";
+  let arguments = (ins Remat_FloatTensor:$input, Remat_FloatTensor:$scale,
+                   Remat_FloatTensor:$bias, Remat_FloatTensor:$running_mean,
+                   Remat_FloatTensor:$running_var, F64Attr:$epsilon);
+  let results = (outs Remat_FloatTensor:$output);
+}
+
+def Remat_BatchNormTrainingOp : Remat_Op<"batch_norm_training",
+    [Pure, InferTypeOpAdaptor]> {
+  let summary = "batch normalisation with batch statistics (train mode)";
+  let description = [{
+    Normalises with the batch mean and biased variance over all dims but 1,
+    and returns the updated running statistics
+    (momentum * running + (1 - momentum) * batch, as ONNX opset 15), and the
+    batch mean and 1/sqrt(var + eps) that backward uses. The running
+    statistics are results, not side effects, so recomputing the op cannot
+    update them twice.
+  }];
+  let arguments = (ins Remat_FloatTensor:$input, Remat_FloatTensor:$scale,
+                   Remat_FloatTensor:$bias, Remat_FloatTensor:$running_mean,
+                   Remat_FloatTensor:$running_var, F64Attr:$epsilon,
+                   F64Attr:$momentum);
+  let results = (outs Remat_FloatTensor:$output,
+                 Remat_FloatTensor:$new_running_mean,
+                 Remat_FloatTensor:$new_running_var,
+                 Remat_FloatTensor:$saved_mean,
+                 Remat_FloatTensor:$saved_inv_std);
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+class Remat_ReduceOp<string mnemonic>
+    : Remat_Op<mnemonic, [Pure, InferTypeOpAdaptor, SameOperandsAndResultElementType]> {
+  let arguments = (ins Remat_ArithTensor:$input, DenseI64ArrayAttr:$axes,
+                   DefaultValuedAttr<BoolAttr, "true">:$keepdims);
+  let results = (outs Remat_ArithTensor:$output);
+  let extraClassDefinition = [{
+    ::mlir::LogicalResult $cppClass::inferReturnTypes(
+        ::mlir::MLIRContext *context, std::optional<::mlir::Location> loc,
+        Adaptor adaptor, ::llvm::SmallVectorImpl<::mlir::Type> &types) {
+      return ::remat::inferReduceResult(loc, adaptor.getInput(),
+                                        adaptor.getAxes(), adaptor.getKeepdims(),
+                                        types);
+    }
+  }];
+}
+def Remat_ReduceSumOp : Remat_ReduceOp<"reduce_sum"> { let summary = "sum over axes (sorted, unique)"; }
+def Remat_ReduceMeanOp : Remat_ReduceOp<"reduce_mean"> { let summary = "mean over axes (sorted, unique)"; }
+def Remat_ReduceMaxOp : Remat_ReduceOp<"reduce_max"> { let summary = "max over axes (sorted, unique)"; }
+
+//===----------------------------------------------------------------------===//
+// Convolution and pooling: (N, C, spatial...) with 1 to 3 spatial dims.
+// pads = [begin..., end...] as in ONNX.
+//===----------------------------------------------------------------------===//
+
+def Remat_ConvOp : Remat_Op<"conv", [Pure, InferTypeOpAdaptor]> {
+  let summary = "grouped, strided, dilated convolution";
+  let arguments = (ins Remat_FloatTensor:$input, Remat_FloatTensor:$weight,
+                   Optional<Remat_FloatTensor>:$bias,
+                   DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
+                   DenseI64ArrayAttr:$dilations, I64Attr:$group);
+  let results = (outs Remat_FloatTensor:$output);
+}
+
+def Remat_MaxPoolOp : Remat_Op<"max_pool", [Pure, InferTypeOpAdaptor]> {
+  let summary = "max pooling; also returns the flat argmax indices";
+  let arguments = (ins Remat_FloatTensor:$input,
+                   DenseI64ArrayAttr:$kernel_shape, DenseI64ArrayAttr:$strides,
+                   DenseI64ArrayAttr:$pads, DenseI64ArrayAttr:$dilations,
+                   DefaultValuedAttr<BoolAttr, "false">:$ceil_mode);
+  let results = (outs Remat_FloatTensor:$output,
+                 RankedTensorOf<[I64]>:$indices);
+}
+
+def Remat_AveragePoolOp : Remat_Op<"average_pool", [Pure, InferTypeOpAdaptor]> {
+  let summary = "average pooling";
+  let arguments = (ins Remat_FloatTensor:$input,
+                   DenseI64ArrayAttr:$kernel_shape, DenseI64ArrayAttr:$strides,
+                   DenseI64ArrayAttr:$pads,
+                   DefaultValuedAttr<BoolAttr, "false">:$ceil_mode,
+                   DefaultValuedAttr<BoolAttr, "false">:$count_include_pad);
+  let results = (outs Remat_FloatTensor:$output);
+}
+
+def Remat_GlobalAveragePoolOp : Remat_Op<"global_average_pool",
+    [Pure, InferTypeOpAdaptor]> {
+  let summary = "mean over all spatial dims, keeping them as ones";
+  let arguments = (ins Remat_FloatTensor:$input);
+  let results = (outs Remat_FloatTensor:$output);
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+def Remat_ReshapeOp : Remat_Op<"reshape", [Pure,
+    SameOperandsAndResultElementType]> {
+  let summary = "reinterpret the shape; the result type names it";
+  let description = [{
+    ONNX Reshape, Flatten, Squeeze and Unsqueeze all import as reshape.
+  }];
+  let arguments = (ins Remat_Tensor:$input);
+  let results = (outs Remat_Tensor:$output);
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Remat_TransposeOp : Remat_Op<"transpose", [Pure, InferTypeOpAdaptor]> {
+  let summary = "permute dims: result.shape[i] = input.shape[permutation[i]]";
+  let arguments = (ins Remat_Tensor:$input, DenseI64ArrayAttr:$permutation);
+  let results = (outs Remat_Tensor:$output);
+}
+
+def Remat_ConcatOp : Remat_Op<"concat", [Pure, InferTypeOpAdaptor,
+                                         SameOperandsAndResultElementType]> {
+  let summary = "concatenate along an axis";
+  let arguments = (ins Variadic<Remat_Tensor>:$inputs, I64Attr:$axis);
+  let results = (outs Remat_Tensor:$output);
+}
+
+def Remat_SplitOp : Remat_Op<"split", [Pure]> {
+  let summary = "split along an axis; result types give the sizes";
+  let arguments = (ins Remat_Tensor:$input, I64Attr:$axis);
+  let results = (outs Variadic<Remat_Tensor>:$outputs);
+  let hasVerifier = 1;
+}
+
+def Remat_SliceOp : Remat_Op<"slice", [Pure, InferTypeOpAdaptor]> {
+  let summary = "strided slice with one (start, limit, step) per dim";
+  let description = [{
+    Normalised ONNX Slice: for dim d the result holds
+    input[start[d] + i * step[d]] for i in [0, count), where count is
+    ceil((limit - start) / step) clamped at 0. For a positive step
+    0 <= start <= limit <= size; for a negative step
+    -1 <= limit <= start <= size - 1.
+  }];
+  let arguments = (ins Remat_Tensor:$input, DenseI64ArrayAttr:$starts,
+                   DenseI64ArrayAttr:$limits, DenseI64ArrayAttr:$steps);
+  let results = (outs Remat_Tensor:$output);
+}
+
+def Remat_GatherOp : Remat_Op<"gather", [Pure, InferTypeOpAdaptor]> {
+  let summary = "ONNX Gather: index the input along one axis";
+  let arguments = (ins Remat_Tensor:$input, Remat_IndexTensor:$indices,
+                   I64Attr:$axis);
+  let results = (outs Remat_Tensor:$output);
+}
+
+def Remat_ExpandOp : Remat_Op<"expand", [Pure,
+    SameOperandsAndResultElementType]> {
+  let summary = "broadcast to the result type's shape (numpy rules)";
+  let arguments = (ins Remat_Tensor:$input);
+  let results = (outs Remat_Tensor:$output);
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Losses
+//===----------------------------------------------------------------------===//
+
+def Remat_SoftmaxCrossEntropyLossOp : Remat_Op<"softmax_cross_entropy_loss",
+    [Pure, InferTypeOpAdaptor]> {
+  let summary = "ONNX SoftmaxCrossEntropyLoss (scores [N, C, d...])";
+  let arguments = (ins Remat_FloatTensor:$scores, Remat_IndexTensor:$labels,
+                   Optional<Remat_FloatTensor>:$weights,
+                   Remat_StrOneOf<["none", "sum", "mean"]>:$reduction,
+                   OptionalAttr<I64Attr>:$ignore_index);
+  let results = (outs Remat_FloatTensor:$loss, Remat_FloatTensor:$log_prob);
+}
+
+def Remat_NllLossOp : Remat_Op<"nll_loss", [Pure, InferTypeOpAdaptor]> {
+  let summary = "ONNX NegativeLogLikelihoodLoss (input [N, C, d...])";
+  let arguments = (ins Remat_FloatTensor:$input, Remat_IndexTensor:$target,
+                   Optional<Remat_FloatTensor>:$weights,
+                   Remat_StrOneOf<["none", "sum", "mean"]>:$reduction,
+                   OptionalAttr<I64Attr>:$ignore_index);
+  let results = (outs Remat_FloatTensor:$loss);
+}
+
+#endif // REMAT_OPS
