@@ -1,0 +1,91 @@
+//===- Tensor.h - Runtime tensor views and owned buffers ---------*- C++ -*-===//
+//
+// The runtime's data model. Kernels never allocate: they read and write
+// `TensorView`s, plain (dtype, shape, pointer) triples over contiguous
+// row-major memory that the caller owns (an arena slot, a weight buffer, a
+// test's `Tensor`). This is what lets the same kernels serve the interpreter,
+// the memory-planned executor and generated code.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef REMAT_RUNTIME_TENSOR_H
+#define REMAT_RUNTIME_TENSOR_H
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace remat::rt {
+
+/// Element types the runtime understands. Floating-point math is implemented
+/// for F32 and F64; F16 and BF16 are storage types (cast, data movement).
+enum class DType : uint8_t { F32, F64, F16, BF16, I64, I32, I8, U8, Bool };
+
+size_t dtypeSize(DType dtype);
+const char *dtypeName(DType dtype);
+bool isFloat(DType dtype);
+
+using Shape = std::vector<int64_t>;
+
+int64_t numElements(const Shape &shape);
+std::string shapeToString(const Shape &shape);
+
+/// Thrown by kernels for conditions the compiler's verifiers should have
+/// excluded (unsupported dtype, mismatched shapes). Messages name the kernel.
+struct RuntimeError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// A non-owning view of a contiguous row-major tensor.
+struct TensorView {
+  DType dtype = DType::F32;
+  Shape shape;
+  void *data = nullptr;
+
+  TensorView() = default;
+  TensorView(DType dtype, Shape shape, void *data)
+      : dtype(dtype), shape(std::move(shape)), data(data) {}
+
+  int64_t rank() const { return static_cast<int64_t>(shape.size()); }
+  int64_t numel() const { return numElements(shape); }
+  size_t bytes() const { return static_cast<size_t>(numel()) * dtypeSize(dtype); }
+  /// True for an absent optional operand or result.
+  bool empty() const { return data == nullptr; }
+
+  template <typename T> T *as() const { return static_cast<T *>(data); }
+};
+
+/// An owned, 64-byte aligned, zero-initialised buffer with a view on it.
+class Tensor {
+public:
+  Tensor() = default;
+  Tensor(DType dtype, Shape shape);
+
+  const TensorView &view() const { return view_; }
+  DType dtype() const { return view_.dtype; }
+  const Shape &shape() const { return view_.shape; }
+  int64_t numel() const { return view_.numel(); }
+  size_t bytes() const { return view_.bytes(); }
+  void *data() const { return view_.data; }
+  template <typename T> T *as() const { return view_.as<T>(); }
+
+private:
+  struct FreeDeleter {
+    void operator()(void *p) const;
+  };
+  std::unique_ptr<void, FreeDeleter> storage_;
+  TensorView view_;
+};
+
+/// Conversions between storage types and float, used by kernels and tests.
+float halfToFloat(uint16_t bits);
+uint16_t floatToHalf(float value);
+float bfloat16ToFloat(uint16_t bits);
+uint16_t floatToBfloat16(float value);
+
+} // namespace remat::rt
+
+#endif // REMAT_RUNTIME_TENSOR_H
