@@ -1,0 +1,109 @@
+//===- DTypeDispatch.h - Map runtime dtypes to C++ types ---------*- C++ -*-===//
+//
+// Kernels are written once as templates over the element type; these helpers
+// turn a runtime DType into a call `f(Tag<T>{})`, so each kernel lists the
+// dtypes it supports in one place and reports the others uniformly.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef REMAT_RUNTIME_CPU_DTYPEDISPATCH_H
+#define REMAT_RUNTIME_CPU_DTYPEDISPATCH_H
+
+#include "Check.h"
+
+#include <cstdint>
+
+namespace remat::rt::cpu {
+
+/// Storage types without C++ arithmetic. They are distinct types (rather than
+/// plain uint16_t / uint8_t) so conversions can tell them from I16/U8, and
+/// Bool is read as a byte so arbitrary non-zero bytes are never UB.
+struct Half { uint16_t bits; };
+struct BFloat16 { uint16_t bits; };
+struct Bool { uint8_t value; };
+static_assert(sizeof(Half) == 2 && sizeof(BFloat16) == 2 && sizeof(Bool) == 1);
+
+template <typename T> struct Tag { using type = T; };
+
+/// F32, F64.
+template <typename F>
+decltype(auto) dispatchFloat(DType dtype, const char *kernel, F &&f) {
+  switch (dtype) {
+  case DType::F32: return f(Tag<float>{});
+  case DType::F64: return f(Tag<double>{});
+  default: unsupportedDType(kernel, dtype);
+  }
+}
+
+/// Types with arithmetic: F32, F64, I64, I32.
+template <typename F>
+decltype(auto) dispatchArith(DType dtype, const char *kernel, F &&f) {
+  switch (dtype) {
+  case DType::F32: return f(Tag<float>{});
+  case DType::F64: return f(Tag<double>{});
+  case DType::I64: return f(Tag<int64_t>{});
+  case DType::I32: return f(Tag<int32_t>{});
+  default: unsupportedDType(kernel, dtype);
+  }
+}
+
+/// Every dtype, as its storage type.
+template <typename F>
+decltype(auto) dispatchAll(DType dtype, const char *kernel, F &&f) {
+  switch (dtype) {
+  case DType::F32: return f(Tag<float>{});
+  case DType::F64: return f(Tag<double>{});
+  case DType::F16: return f(Tag<Half>{});
+  case DType::BF16: return f(Tag<BFloat16>{});
+  case DType::I64: return f(Tag<int64_t>{});
+  case DType::I32: return f(Tag<int32_t>{});
+  case DType::I8: return f(Tag<int8_t>{});
+  case DType::U8: return f(Tag<uint8_t>{});
+  case DType::Bool: return f(Tag<Bool>{});
+  }
+  unsupportedDType(kernel, dtype);
+}
+
+/// Data movement only needs the element size: one unsigned type per size.
+template <typename F>
+decltype(auto) dispatchBySize(DType dtype, const char *kernel, F &&f) {
+  switch (dtypeSize(dtype)) {
+  case 1: return f(Tag<uint8_t>{});
+  case 2: return f(Tag<uint16_t>{});
+  case 4: return f(Tag<uint32_t>{});
+  case 8: return f(Tag<uint64_t>{});
+  default: unsupportedDType(kernel, dtype);
+  }
+}
+
+/// Integer indices (Gather, loss labels): I64 or I32, read as int64_t.
+template <typename F>
+decltype(auto) dispatchIndex(DType dtype, const char *kernel, F &&f) {
+  switch (dtype) {
+  case DType::I64: return f(Tag<int64_t>{});
+  case DType::I32: return f(Tag<int32_t>{});
+  default: unsupportedDType(kernel, dtype);
+  }
+}
+
+/// Reads element i of a F32/F64 view as double (parameters such as BatchNorm
+/// statistics, which ONNX lets differ in precision from the data).
+inline double loadAsDouble(const TensorView &view, int64_t i,
+                           const char *kernel) {
+  return dispatchFloat(view.dtype, kernel, [&](auto tag) -> double {
+    using T = typename decltype(tag)::type;
+    return static_cast<double>(view.as<T>()[i]);
+  });
+}
+
+inline void storeFromDouble(const TensorView &view, int64_t i, double value,
+                            const char *kernel) {
+  dispatchFloat(view.dtype, kernel, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    view.as<T>()[i] = static_cast<T>(value);
+  });
+}
+
+} // namespace remat::rt::cpu
+
+#endif // REMAT_RUNTIME_CPU_DTYPEDISPATCH_H

@@ -1,0 +1,222 @@
+//===- DataMovement.cpp - Transpose, concat, split, slice, gather, expand -===//
+//
+// All of these move whole elements without looking at them, so they dispatch
+// on the element size only and work for every dtype.
+//
+//===----------------------------------------------------------------------===//
+
+#include "remat/runtime/Kernels.h"
+
+#include "DTypeDispatch.h"
+#include "StridedLoop.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace remat::rt {
+using namespace cpu;
+
+namespace {
+
+/// y (contiguous, y.shape) = x read at `base + sum(i_d * xStrides[d])`.
+void stridedCopy(const char *kernel, const TensorView &x, int64_t base,
+                 const Strides &xStrides, const TensorView &y) {
+  dispatchBySize(x.dtype, kernel, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T *px = x.as<const T>() + base;
+    T *py = y.as<T>();
+    std::array<Strides, 2> strides = {xStrides, contiguousStrides(y.shape)};
+    forEachRun<2>(y.shape, strides,
+                  [&](const std::array<int64_t, 2> &off,
+                      const std::array<int64_t, 2> &st, int64_t n) {
+                    const T *src = px + off[0];
+                    T *dst = py + off[1];
+                    if (st[0] == 1)
+                      std::memcpy(dst, src, n * sizeof(T));
+                    else if (st[0] == 0)
+                      std::fill(dst, dst + n, *src);
+                    else
+                      for (int64_t i = 0; i < n; ++i)
+                        dst[i] = src[i * st[0]];
+                  });
+  });
+}
+
+/// Bytes per (outer index) block of `shape` from `axis` on.
+struct AxisBlocks {
+  int64_t outer = 1;       // product of dims before axis
+  size_t innerBytes = 0;   // bytes of one index along axis
+};
+AxisBlocks axisBlocks(const TensorView &t, int64_t axis) {
+  AxisBlocks b;
+  int64_t inner = 1;
+  for (int64_t d = 0; d < t.rank(); ++d) {
+    if (d < axis)
+      b.outer *= t.shape[d];
+    else if (d > axis)
+      inner *= t.shape[d];
+  }
+  b.innerBytes = static_cast<size_t>(inner) * dtypeSize(t.dtype);
+  return b;
+}
+
+/// Checks that `part` matches `whole` in every dim but `axis`.
+void requireSameExceptAxis(const char *kernel, const TensorView &part,
+                           const TensorView &whole, int64_t axis) {
+  requireDType(part, whole.dtype, kernel, "operand");
+  bool ok = part.rank() == whole.rank();
+  for (int64_t d = 0; ok && d < whole.rank(); ++d)
+    ok = d == axis || part.shape[d] == whole.shape[d];
+  if (!ok)
+    fail(kernel, "operand shape " + shapeToString(part.shape) +
+                     " is incompatible with " + shapeToString(whole.shape) +
+                     " along axis " + std::to_string(axis));
+}
+
+/// Concat (toWhole) or split (!toWhole): moves each part's block per outer
+/// index into / out of the whole tensor.
+void concatOrSplit(const char *kernel, const std::vector<TensorView> &parts,
+                   const TensorView &whole, int64_t axis, bool toWhole) {
+  require(axis >= 0 && axis < whole.rank(), kernel, "axis out of range");
+  int64_t total = 0;
+  for (const TensorView &p : parts) {
+    requireSameExceptAxis(kernel, p, whole, axis);
+    total += p.shape[axis];
+  }
+  if (total != whole.shape[axis])
+    fail(kernel, "sizes along axis add up to " + std::to_string(total) +
+                     ", expected " + std::to_string(whole.shape[axis]));
+  const AxisBlocks wb = axisBlocks(whole, axis);
+  const size_t wholeRow = wb.innerBytes * whole.shape[axis];
+  char *base = static_cast<char *>(whole.data);
+  size_t column = 0;
+  for (const TensorView &p : parts) {
+    const size_t partRow = wb.innerBytes * p.shape[axis];
+    char *partData = static_cast<char *>(p.data);
+    if (partRow != 0)
+      for (int64_t o = 0; o < wb.outer; ++o) {
+        char *w = base + o * wholeRow + column;
+        char *q = partData + o * partRow;
+        toWhole ? std::memcpy(w, q, partRow) : std::memcpy(q, w, partRow);
+      }
+    column += partRow;
+  }
+}
+
+template <typename I>
+std::vector<int64_t> normalizedIndices(const TensorView &indices,
+                                       int64_t axisSize) {
+  const I *p = indices.as<const I>();
+  std::vector<int64_t> out(indices.numel());
+  for (size_t i = 0; i < out.size(); ++i) {
+    int64_t v = static_cast<int64_t>(p[i]);
+    if (v < -axisSize || v >= axisSize)
+      fail("gather", "index " + std::to_string(v) +
+                         " out of range for axis of size " +
+                         std::to_string(axisSize));
+    out[i] = v < 0 ? v + axisSize : v;
+  }
+  return out;
+}
+
+} // namespace
+
+void transpose(const TensorView &x, const TensorView &y,
+               const std::vector<int64_t> &perm) {
+  const char *kernel = "transpose";
+  requireDType(y, x.dtype, kernel, "output");
+  require(static_cast<int64_t>(perm.size()) == x.rank() &&
+              y.rank() == x.rank(),
+          kernel, "perm, input and output ranks differ");
+  const Strides xs = contiguousStrides(x.shape);
+  Strides strides(perm.size());
+  std::vector<bool> seen(perm.size(), false);
+  for (size_t i = 0; i < perm.size(); ++i) {
+    require(perm[i] >= 0 && perm[i] < x.rank() && !seen[perm[i]], kernel,
+            "perm is not a permutation");
+    seen[perm[i]] = true;
+    if (y.shape[i] != x.shape[perm[i]])
+      fail(kernel, "output shape " + shapeToString(y.shape) +
+                       " does not match the permuted input " +
+                       shapeToString(x.shape));
+    strides[i] = xs[perm[i]];
+  }
+  stridedCopy(kernel, x, 0, strides, y);
+}
+
+void concat(const std::vector<TensorView> &inputs, const TensorView &y,
+            int64_t axis) {
+  concatOrSplit("concat", inputs, y, axis, true);
+}
+
+void split(const TensorView &x, const std::vector<TensorView> &outputs,
+           int64_t axis) {
+  concatOrSplit("split", outputs, x, axis, false);
+}
+
+void slice(const TensorView &x, const TensorView &y,
+           const std::vector<int64_t> &starts,
+           const std::vector<int64_t> &steps) {
+  const char *kernel = "slice";
+  requireDType(y, x.dtype, kernel, "output");
+  require(static_cast<int64_t>(starts.size()) == x.rank() &&
+              static_cast<int64_t>(steps.size()) == x.rank() &&
+              y.rank() == x.rank(),
+          kernel, "starts, steps, input and output need one entry per dim");
+  const Strides xs = contiguousStrides(x.shape);
+  Strides strides(x.rank());
+  int64_t base = 0;
+  for (int64_t d = 0; d < x.rank(); ++d) {
+    require(steps[d] != 0, kernel, "step is zero");
+    if (y.shape[d] > 0) { // first and last element read must be inside x
+      const int64_t last = starts[d] + (y.shape[d] - 1) * steps[d];
+      if (starts[d] < 0 || starts[d] >= x.shape[d] || last < 0 ||
+          last >= x.shape[d])
+        fail(kernel, "dim " + std::to_string(d) + " reads outside " +
+                         shapeToString(x.shape));
+    }
+    base += starts[d] * xs[d];
+    strides[d] = steps[d] * xs[d];
+  }
+  if (y.numel() == 0)
+    return;
+  stridedCopy(kernel, x, base, strides, y);
+}
+
+void gather(const TensorView &x, const TensorView &indices,
+            const TensorView &y, int64_t axis) {
+  const char *kernel = "gather";
+  requireDType(y, x.dtype, kernel, "output");
+  require(axis >= 0 && axis < x.rank(), kernel, "axis out of range");
+  require(y.rank() == x.rank() - 1 + indices.rank(), kernel,
+          "output rank must be rank(x) - 1 + rank(indices)");
+  const int64_t axisSize = x.shape[axis];
+  const std::vector<int64_t> idx =
+      dispatchIndex(indices.dtype, kernel, [&](auto tag) {
+        return normalizedIndices<typename decltype(tag)::type>(indices,
+                                                               axisSize);
+      });
+  const AxisBlocks xb = axisBlocks(x, axis);
+  requireNumel(y, xb.outer * static_cast<int64_t>(idx.size()) *
+                      static_cast<int64_t>(xb.innerBytes / dtypeSize(x.dtype)),
+               kernel, "output");
+  const char *src = static_cast<const char *>(x.data);
+  char *dst = static_cast<char *>(y.data);
+  const size_t block = xb.innerBytes;
+  if (block == 0)
+    return;
+  for (int64_t o = 0; o < xb.outer; ++o) {
+    const char *row = src + o * axisSize * block;
+    for (int64_t i : idx) {
+      std::memcpy(dst, row + i * block, block);
+      dst += block;
+    }
+  }
+}
+
+void expand(const TensorView &x, const TensorView &y) {
+  requireDType(y, x.dtype, "expand", "output");
+  stridedCopy("expand", x, 0, broadcastStrides(x.shape, y.shape, "expand"), y);
+}
+
+} // namespace remat::rt

@@ -1,0 +1,299 @@
+//===- Normalization.cpp - Softmax, LayerNorm, BatchNorm ------------------===//
+//
+// Statistics (softmax sums, means, variances) accumulate in double: cheap at
+// these sizes, and it keeps F32 results close to a float64 reference.
+//
+//===----------------------------------------------------------------------===//
+
+#include "remat/runtime/Kernels.h"
+
+#include "DTypeDispatch.h"
+#include "StridedLoop.h"
+
+#include <cmath>
+#include <limits>
+
+namespace remat::rt {
+using namespace cpu;
+
+namespace {
+
+/// Splits `shape` around `axis` into (outer, axis size, inner) extents.
+struct AxisSplit {
+  int64_t outer = 1, size = 1, inner = 1;
+};
+AxisSplit splitAt(const Shape &shape, int64_t axis) {
+  AxisSplit s;
+  for (int64_t d = 0; d < static_cast<int64_t>(shape.size()); ++d)
+    (d < axis ? s.outer : d == axis ? s.size : s.inner) *= shape[d];
+  return s;
+}
+
+/// Softmax of one row of n elements `stride` apart (log-softmax if `log`).
+template <typename T>
+void softmaxRow(const T *x, T *y, int64_t n, int64_t stride, bool log) {
+  T maxValue = -std::numeric_limits<T>::infinity();
+  for (int64_t i = 0; i < n; ++i)
+    maxValue = std::max(maxValue, x[i * stride]);
+  if (std::isinf(maxValue)) // all -inf (or +inf present): avoid inf - inf
+    maxValue = maxValue > 0 ? maxValue : T(0);
+  double sum = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    T e = std::exp(x[i * stride] - maxValue);
+    if (!log)
+      y[i * stride] = e;
+    sum += e;
+  }
+  if (log) {
+    const T shift = static_cast<T>(maxValue + std::log(sum));
+    for (int64_t i = 0; i < n; ++i)
+      y[i * stride] = x[i * stride] - shift;
+  } else {
+    const T scale = static_cast<T>(1.0 / sum);
+    for (int64_t i = 0; i < n; ++i)
+      y[i * stride] *= scale;
+  }
+}
+
+void softmaxCommon(const char *kernel, const TensorView &x, const TensorView &y,
+                   int64_t axis, bool log) {
+  requireDType(y, x.dtype, kernel, "output");
+  requireShape(y, x.shape, kernel, "output");
+  require(axis >= 0 && axis < x.rank(), kernel, "axis out of range");
+  const AxisSplit s = splitAt(x.shape, axis);
+  dispatchFloat(x.dtype, kernel, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T *px = x.as<const T>();
+    T *py = y.as<T>();
+    for (int64_t o = 0; o < s.outer; ++o)
+      for (int64_t j = 0; j < s.inner; ++j) {
+        const int64_t base = o * s.size * s.inner + j;
+        softmaxRow(px + base, py + base, s.size, s.inner, log);
+      }
+  });
+}
+
+/// Materialises a parameter (LayerNorm scale/bias) broadcast to `shape`,
+/// unless it already has that many elements.
+template <typename T>
+const T *broadcastParam(const TensorView &p, const Shape &shape,
+                        std::vector<T> &storage) {
+  if (p.numel() == numElements(shape))
+    return p.as<const T>();
+  storage.resize(numElements(shape));
+  const T *src = p.as<const T>();
+  std::array<Strides, 2> strides = {
+      broadcastStrides(p.shape, shape, "layerNorm"), contiguousStrides(shape)};
+  forEachRun<2>(shape, strides,
+                [&](const std::array<int64_t, 2> &off,
+                    const std::array<int64_t, 2> &st, int64_t n) {
+                  for (int64_t i = 0; i < n; ++i)
+                    storage[off[1] + i] = src[off[0] + i * st[0]];
+                });
+  return storage.data();
+}
+
+template <typename T>
+void layerNormImpl(const TensorView &x, const TensorView &scale,
+                   const TensorView &bias, const TensorView &y,
+                   const TensorView &mean, const TensorView &invStdDev,
+                   int64_t axis, double epsilon) {
+  const Shape normShape(x.shape.begin() + axis, x.shape.end());
+  const int64_t n = numElements(normShape);
+  const int64_t rows = n == 0 ? 0 : x.numel() / n;
+  std::vector<T> scaleStorage, biasStorage;
+  const T *g = broadcastParam<T>(scale, normShape, scaleStorage);
+  const T *b = bias.empty() ? nullptr
+                            : broadcastParam<T>(bias, normShape, biasStorage);
+  const T *px = x.as<const T>();
+  T *py = y.as<T>();
+  for (int64_t r = 0; r < rows; ++r) {
+    const T *xr = px + r * n;
+    T *yr = py + r * n;
+    // Two-pass mean / variance: no cancellation for large means.
+    double sum = 0;
+    for (int64_t i = 0; i < n; ++i)
+      sum += xr[i];
+    const double mu = sum / static_cast<double>(n);
+    double sq = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      double d = xr[i] - mu;
+      sq += d * d;
+    }
+    const double inv = 1.0 / std::sqrt(sq / static_cast<double>(n) + epsilon);
+    const T muT = static_cast<T>(mu), invT = static_cast<T>(inv);
+    if (b)
+      for (int64_t i = 0; i < n; ++i)
+        yr[i] = (xr[i] - muT) * invT * g[i] + b[i];
+    else
+      for (int64_t i = 0; i < n; ++i)
+        yr[i] = (xr[i] - muT) * invT * g[i];
+    if (!mean.empty())
+      storeFromDouble(mean, r, mu, "layerNorm");
+    if (!invStdDev.empty())
+      storeFromDouble(invStdDev, r, inv, "layerNorm");
+  }
+}
+
+/// Checks BatchNorm operands and returns the channel count.
+int64_t batchNormChannels(const char *kernel, const TensorView &x,
+                          const TensorView &y) {
+  require(x.rank() >= 2, kernel, "input must have rank >= 2 (N, C, ...)");
+  requireDType(y, x.dtype, kernel, "output");
+  requireShape(y, x.shape, kernel, "output");
+  return x.shape[1];
+}
+
+std::vector<double> loadParam(const TensorView &p, int64_t channels,
+                              const char *kernel, const char *what) {
+  requireNumel(p, channels, kernel, what);
+  std::vector<double> values(channels);
+  for (int64_t c = 0; c < channels; ++c)
+    values[c] = loadAsDouble(p, c, kernel);
+  return values;
+}
+
+/// y = x * a[c] + b[c] over an [N, C, spatial] tensor.
+template <typename T>
+void applyChannelAffine(const TensorView &x, const TensorView &y,
+                        const std::vector<double> &a,
+                        const std::vector<double> &b) {
+  const int64_t N = x.shape[0], C = x.shape[1];
+  const int64_t spatial = C == 0 || N == 0 ? 0 : x.numel() / (N * C);
+  const T *px = x.as<const T>();
+  T *py = y.as<T>();
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t c = 0; c < C; ++c) {
+      const T ac = static_cast<T>(a[c]), bc = static_cast<T>(b[c]);
+      const int64_t base = (n * C + c) * spatial;
+      for (int64_t i = 0; i < spatial; ++i)
+        py[base + i] = px[base + i] * ac + bc;
+    }
+}
+
+} // namespace
+
+void softmax(const TensorView &x, const TensorView &y, int64_t axis) {
+  softmaxCommon("softmax", x, y, axis, false);
+}
+
+void logSoftmax(const TensorView &x, const TensorView &y, int64_t axis) {
+  softmaxCommon("logSoftmax", x, y, axis, true);
+}
+
+void layerNorm(const TensorView &x, const TensorView &scale,
+               const TensorView &bias, const TensorView &y,
+               const TensorView &mean, const TensorView &invStdDev,
+               int64_t axis, double epsilon) {
+  const char *kernel = "layerNorm";
+  require(axis >= 0 && axis < x.rank(), kernel, "axis out of range");
+  requireDType(y, x.dtype, kernel, "output");
+  requireShape(y, x.shape, kernel, "output");
+  requireDType(scale, x.dtype, kernel, "scale");
+  if (!bias.empty())
+    requireDType(bias, x.dtype, kernel, "bias");
+  const int64_t rows = splitAt(x.shape, axis).outer;
+  if (!mean.empty())
+    requireNumel(mean, rows, kernel, "mean");
+  if (!invStdDev.empty())
+    requireNumel(invStdDev, rows, kernel, "invStdDev");
+  dispatchFloat(x.dtype, kernel, [&](auto tag) {
+    layerNormImpl<typename decltype(tag)::type>(x, scale, bias, y, mean,
+                                                invStdDev, axis, epsilon);
+  });
+}
+
+void batchNormInference(const TensorView &x, const TensorView &scale,
+                        const TensorView &bias, const TensorView &mean,
+                        const TensorView &var, const TensorView &y,
+                        double epsilon) {
+  const char *kernel = "batchNormInference";
+  const int64_t C = batchNormChannels(kernel, x, y);
+  std::vector<double> g = loadParam(scale, C, kernel, "scale");
+  std::vector<double> b = loadParam(bias, C, kernel, "bias");
+  std::vector<double> mu = loadParam(mean, C, kernel, "mean");
+  std::vector<double> v = loadParam(var, C, kernel, "var");
+  // Fold into y = x * a + shift per channel.
+  for (int64_t c = 0; c < C; ++c) {
+    g[c] /= std::sqrt(v[c] + epsilon);
+    b[c] -= mu[c] * g[c];
+  }
+  dispatchFloat(x.dtype, kernel, [&](auto tag) {
+    applyChannelAffine<typename decltype(tag)::type>(x, y, g, b);
+  });
+}
+
+void batchNormTraining(const TensorView &x, const TensorView &scale,
+                       const TensorView &bias, const TensorView &runningMean,
+                       const TensorView &runningVar, const TensorView &y,
+                       const TensorView &runningMeanOut,
+                       const TensorView &runningVarOut,
+                       const TensorView &savedMean,
+                       const TensorView &savedInvStd, double epsilon,
+                       double momentum) {
+  const char *kernel = "batchNormTraining";
+  const int64_t C = batchNormChannels(kernel, x, y);
+  const int64_t N = x.shape[0];
+  const int64_t spatial = C == 0 || N == 0 ? 0 : x.numel() / (N * C);
+  const double count = static_cast<double>(N * spatial);
+
+  // Batch statistics per channel, two-pass in double.
+  std::vector<double> mu(C, 0.0), var(C, 0.0);
+  dispatchFloat(x.dtype, kernel, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T *px = x.as<const T>();
+    for (int64_t c = 0; c < C; ++c) {
+      double sum = 0;
+      for (int64_t n = 0; n < N; ++n) {
+        const T *p = px + (n * C + c) * spatial;
+        for (int64_t i = 0; i < spatial; ++i)
+          sum += p[i];
+      }
+      mu[c] = sum / count;
+      double sq = 0;
+      for (int64_t n = 0; n < N; ++n) {
+        const T *p = px + (n * C + c) * spatial;
+        for (int64_t i = 0; i < spatial; ++i) {
+          double d = p[i] - mu[c];
+          sq += d * d;
+        }
+      }
+      var[c] = sq / count;
+    }
+  });
+
+  if (!savedMean.empty())
+    requireNumel(savedMean, C, kernel, "savedMean");
+  if (!savedInvStd.empty())
+    requireNumel(savedInvStd, C, kernel, "savedInvStd");
+  std::vector<double> a = loadParam(scale, C, kernel, "scale");
+  std::vector<double> shift = loadParam(bias, C, kernel, "bias");
+  for (int64_t c = 0; c < C; ++c) {
+    const double invStd = 1.0 / std::sqrt(var[c] + epsilon);
+    a[c] *= invStd;
+    shift[c] -= mu[c] * a[c];
+    if (!savedMean.empty())
+      storeFromDouble(savedMean, c, mu[c], kernel);
+    if (!savedInvStd.empty())
+      storeFromDouble(savedInvStd, c, invStd, kernel);
+  }
+  dispatchFloat(x.dtype, kernel, [&](auto tag) {
+    applyChannelAffine<typename decltype(tag)::type>(x, y, a, shift);
+  });
+
+  auto updateRunning = [&](const TensorView &in, const TensorView &out,
+                           const std::vector<double> &batch, const char *what) {
+    if (out.empty())
+      return;
+    requireNumel(out, C, kernel, what);
+    std::vector<double> running = loadParam(in, C, kernel, what);
+    for (int64_t c = 0; c < C; ++c)
+      storeFromDouble(out, c,
+                      momentum * running[c] + (1 - momentum) * batch[c],
+                      kernel);
+  };
+  updateRunning(runningMean, runningMeanOut, mu, "runningMean");
+  updateRunning(runningVar, runningVarOut, var, "runningVar");
+}
+
+} // namespace remat::rt

@@ -1,0 +1,106 @@
+//===- Reduce.cpp - ReduceSum / ReduceMean / ReduceMax --------------------===//
+//
+// Walks x once in memory order; the output is read as x's shape broadcast
+// from out's (stride 0 along reduced dims), so each element lands in its
+// accumulator without index arithmetic. Sums accumulate in double (floats)
+// or int64 (integers).
+//
+//===----------------------------------------------------------------------===//
+
+#include "remat/runtime/Kernels.h"
+
+#include "DTypeDispatch.h"
+#include "StridedLoop.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+
+namespace remat::rt {
+using namespace cpu;
+
+namespace {
+
+template <typename A> bool isNan(A v) {
+  if constexpr (std::is_floating_point_v<A>)
+    return std::isnan(v);
+  else
+    return false;
+}
+
+template <typename T>
+void reduceImpl(ReduceOp op, const TensorView &x, const TensorView &out) {
+  using Acc = std::conditional_t<std::is_floating_point_v<T>, double, int64_t>;
+  const bool isMax = op == ReduceOp::Max;
+  const Acc init = !isMax ? Acc(0)
+                   : std::numeric_limits<Acc>::has_infinity
+                       ? -std::numeric_limits<Acc>::infinity()
+                       : std::numeric_limits<Acc>::lowest();
+  std::vector<Acc> acc(out.numel(), init);
+  const T *px = x.as<const T>();
+
+  std::array<Strides, 2> strides = {
+      contiguousStrides(x.shape),
+      broadcastStrides(out.shape, x.shape, "reduce")};
+  forEachRun<2>(x.shape, strides,
+                [&](const std::array<int64_t, 2> &off,
+                    const std::array<int64_t, 2> &st, int64_t n) {
+                  const T *in = px + off[0];
+                  Acc *a = acc.data() + off[1];
+                  if (isMax) {
+                    for (int64_t i = 0; i < n; ++i) {
+                      Acc v = in[i], &dst = a[i * st[1]];
+                      if (v > dst || isNan(v)) // NaN wins and stays
+                        dst = v;
+                    }
+                  } else if (st[1] == 0) { // reducing along the run
+                    Acc sum = 0;
+                    for (int64_t i = 0; i < n; ++i)
+                      sum += in[i];
+                    *a += sum;
+                  } else {
+                    for (int64_t i = 0; i < n; ++i)
+                      a[i] += in[i];
+                  }
+                });
+
+  T *po = out.as<T>();
+  const int64_t outN = out.numel();
+  if (op == ReduceOp::Mean) {
+    const int64_t count = outN == 0 ? 0 : x.numel() / outN;
+    for (int64_t i = 0; i < outN; ++i) {
+      if constexpr (std::is_floating_point_v<T>)
+        po[i] = static_cast<T>(acc[i] / static_cast<double>(count));
+      else
+        po[i] = count == 0 ? T(0) : static_cast<T>(acc[i] / count);
+    }
+  } else {
+    for (int64_t i = 0; i < outN; ++i)
+      po[i] = static_cast<T>(acc[i]);
+  }
+}
+
+} // namespace
+
+void reduce(ReduceOp op, const TensorView &x, const TensorView &out,
+            const std::vector<int64_t> &axes) {
+  const char *kernel = "reduce";
+  requireDType(out, x.dtype, kernel, "output");
+  require(out.rank() == x.rank(), kernel, "output must keep x's rank");
+  Shape expected = x.shape;
+  for (size_t i = 0; i < axes.size(); ++i) {
+    require(axes[i] >= 0 && axes[i] < x.rank(), kernel, "axis out of range");
+    require(i == 0 || axes[i] > axes[i - 1], kernel,
+            "axes must be sorted and unique");
+    expected[axes[i]] = 1;
+  }
+  requireShape(out, expected, kernel, "output");
+  if (axes.empty())
+    return copy(x, out);
+  dispatchArith(x.dtype, kernel, [&](auto tag) {
+    reduceImpl<typename decltype(tag)::type>(op, x, out);
+  });
+}
+
+} // namespace remat::rt
