@@ -1,0 +1,1 @@
+Bclassifier.biasJ®†ì½"°<uÇ~=h›˜½

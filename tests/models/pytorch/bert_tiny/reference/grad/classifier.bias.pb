@@ -1,0 +1,1 @@
+Bclassifier.biasJš“>’n2>Bß®>ÕK¿

@@ -1,0 +1,1 @@
+Bclassifier.biasJQô¾sQ¦;sôí<–’†;
