@@ -1,0 +1,125 @@
+//===- ActivationGrad.cpp - GELU, softmax and log-softmax backward --------===//
+//
+// Per-element derivatives are evaluated in double; the softmax row sums
+// accumulate in double like the forward's.
+//
+//===----------------------------------------------------------------------===//
+
+#include "remat/runtime/GradKernels.h"
+
+#include "DTypeDispatch.h"
+#include "GradUtil.h"
+
+#include <cmath>
+
+namespace remat::rt {
+using namespace cpu;
+
+namespace {
+
+/// d/dx of x * 0.5 * (1 + erf(x / sqrt(2))) = Phi(x) + x * phi(x).
+double geluErfDerivative(double x) {
+  const double cdf = 0.5 * (1.0 + std::erf(x * 0.7071067811865476));
+  const double pdf = 0.3989422804014327 * std::exp(-0.5 * x * x); // 1/sqrt(2pi)
+  return cdf + x * pdf;
+}
+
+/// d/dx of x * 0.5 * (1 + tanh(u)), u = sqrt(2/pi) * (x + 0.044715 x^3).
+double geluTanhDerivative(double x) {
+  const double k = 0.7978845608028654, c = 0.044715;
+  const double t = std::tanh(k * (x + c * x * x * x));
+  return 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * k * (1.0 + 3.0 * c * x * x);
+}
+
+/// Checks y, dy, dx alike and axis in range.
+void checkSoftmaxBackward(const char *kernel, const TensorView &y,
+                          const TensorView &dy, const TensorView &dx,
+                          int64_t axis) {
+  requireDType(dy, y.dtype, kernel, "dy");
+  requireDType(dx, y.dtype, kernel, "dx");
+  requireShape(dy, y.shape, kernel, "dy");
+  requireShape(dx, y.shape, kernel, "dx");
+  require(axis >= 0 && axis < y.rank(), kernel, "axis out of range");
+}
+
+/// Runs row(y, dy, dx, n, stride) over every row along `axis`.
+template <typename T, typename Row>
+void forEachRow(const TensorView &y, const TensorView &dy,
+                const TensorView &dx, int64_t axis, Row &&row) {
+  const AxisExtents s = axisExtents(y.shape, axis);
+  const T *py = y.as<const T>(), *pdy = dy.as<const T>();
+  T *pdx = dx.as<T>();
+  for (int64_t o = 0; o < s.outer; ++o)
+    for (int64_t j = 0; j < s.inner; ++j) {
+      const int64_t base = o * s.size * s.inner + j;
+      row(py + base, pdy + base, pdx + base, s.size, s.inner);
+    }
+}
+
+} // namespace
+
+void geluBackward(const TensorView &x, const TensorView &dy,
+                  const TensorView &dx, bool tanhApproximation) {
+  const char *kernel = "geluBackward";
+  requireDType(dy, x.dtype, kernel, "dy");
+  requireDType(dx, x.dtype, kernel, "dx");
+  requireShape(dy, x.shape, kernel, "dy");
+  requireShape(dx, x.shape, kernel, "dx");
+  dispatchFloat(x.dtype, kernel, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T *px = x.as<const T>(), *pdy = dy.as<const T>();
+    T *pdx = dx.as<T>();
+    const int64_t n = x.numel();
+    if (tanhApproximation)
+      for (int64_t i = 0; i < n; ++i)
+        pdx[i] = static_cast<T>(pdy[i] * geluTanhDerivative(px[i]));
+    else
+      for (int64_t i = 0; i < n; ++i)
+        pdx[i] = static_cast<T>(pdy[i] * geluErfDerivative(px[i]));
+  });
+}
+
+void softmaxBackward(const TensorView &y, const TensorView &dy,
+                     const TensorView &dx, int64_t axis) {
+  const char *kernel = "softmaxBackward";
+  checkSoftmaxBackward(kernel, y, dy, dx, axis);
+  dispatchFloat(y.dtype, kernel, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    forEachRow<T>(y, dy, dx, axis,
+                  [](const T *yr, const T *dyr, T *dxr, int64_t n,
+                     int64_t stride) {
+                    double dot = 0;
+                    for (int64_t i = 0; i < n; ++i)
+                      dot += static_cast<double>(dyr[i * stride]) *
+                             yr[i * stride];
+                    for (int64_t i = 0; i < n; ++i) {
+                      const double yi = yr[i * stride];
+                      dxr[i * stride] =
+                          static_cast<T>(yi * (dyr[i * stride] - dot));
+                    }
+                  });
+  });
+}
+
+void logSoftmaxBackward(const TensorView &y, const TensorView &dy,
+                        const TensorView &dx, int64_t axis) {
+  const char *kernel = "logSoftmaxBackward";
+  checkSoftmaxBackward(kernel, y, dy, dx, axis);
+  dispatchFloat(y.dtype, kernel, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    forEachRow<T>(y, dy, dx, axis,
+                  [](const T *yr, const T *dyr, T *dxr, int64_t n,
+                     int64_t stride) {
+                    double sum = 0;
+                    for (int64_t i = 0; i < n; ++i)
+                      sum += dyr[i * stride];
+                    for (int64_t i = 0; i < n; ++i) {
+                      const double p = std::exp(static_cast<double>(yr[i * stride]));
+                      dxr[i * stride] =
+                          static_cast<T>(dyr[i * stride] - p * sum);
+                    }
+                  });
+  });
+}
+
+} // namespace remat::rt

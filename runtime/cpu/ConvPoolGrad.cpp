@@ -1,0 +1,179 @@
+//===- ConvPoolGrad.cpp - Convolution and pooling backward ----------------===//
+//
+// Conv backward mirrors the forward's im2col + GEMM (Im2Col.h):
+//   data:   col = W_g^T dy_g, then col2im scatters col into dx;
+//   filter: dW_g = sum_n dy_g[n] col(x_g[n])^T.
+// Scatters into dx (col2im, pooling) accumulate in double.
+//
+//===----------------------------------------------------------------------===//
+
+#include "remat/runtime/GradKernels.h"
+
+#include "DTypeDispatch.h"
+#include "Gemm.h"
+#include "GradUtil.h"
+#include "Im2Col.h"
+
+#include <algorithm>
+
+namespace remat::rt {
+using namespace cpu;
+
+namespace {
+
+/// Checks conv backward operands: x-like [N, C, ...], w [M, C/group, k...],
+/// y-like [N, M, ...]; returns the weight's spatial shape.
+std::vector<int64_t> checkConvGrad(const char *kernel, const TensorView &x,
+                                   const TensorView &w, const TensorView &y,
+                                   const WindowParams &params, int64_t group) {
+  requireDType(w, x.dtype, kernel, "weight");
+  requireDType(y, x.dtype, kernel, "dy");
+  require(x.rank() >= 3 && w.rank() == x.rank() && y.rank() == x.rank(),
+          kernel,
+          "input, weight and dy must be [N, C, spatial...] / [M, C/group, "
+          "k...] / [N, M, spatial...]");
+  require(group >= 1 && x.shape[1] % group == 0 && w.shape[0] % group == 0,
+          kernel, "channels are not divisible by group");
+  require(w.shape[1] * group == x.shape[1], kernel,
+          "weight channels times group differ from input channels");
+  require(y.shape[0] == x.shape[0] && y.shape[1] == w.shape[0], kernel,
+          "dy must be [N, M, ...]");
+  std::vector<int64_t> weightKernel(w.shape.begin() + 2, w.shape.end());
+  require(params.kernel.empty() || params.kernel == weightKernel, kernel,
+          "kernel shape differs from the weight's spatial shape");
+  return weightKernel;
+}
+
+template <typename T>
+void convBackwardDataImpl(const TensorView &dy, const TensorView &weight,
+                          const TensorView &dx, const Window3 &w,
+                          int64_t group) {
+  const int64_t N = dx.shape[0], C = dx.shape[1], M = weight.shape[0];
+  const int64_t Cg = C / group, Mg = M / group;
+  const int64_t K = Cg * w.kernelSize(), P = w.outSize(), I = w.inSize();
+  std::vector<T> col(K * P);
+  const T *pdy = dy.as<const T>(), *pw = weight.as<const T>();
+  accumulateInDouble(dx.as<T>(), dx.numel(), [&](double *acc) {
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t g = 0; g < group; ++g) {
+        // col [K, P] = W_g^T [K, Mg] * dy_g [Mg, P]
+        gemm(true, false, K, P, Mg, pw + g * Mg * K,
+             pdy + (n * M + g * Mg) * P, col.data());
+        col2im(col.data(), Cg, w, acc + (n * C + g * Cg) * I);
+      }
+  });
+}
+
+template <typename T>
+void convBackwardFilterImpl(const TensorView &x, const TensorView &dy,
+                            const TensorView &dw, const Window3 &w,
+                            int64_t group) {
+  const int64_t N = x.shape[0], C = x.shape[1], M = dw.shape[0];
+  const int64_t Cg = C / group, Mg = M / group;
+  const int64_t K = Cg * w.kernelSize(), P = w.outSize(), I = w.inSize();
+  const bool pointwise = w.pointwise();
+  std::vector<T> col(pointwise ? 0 : K * P);
+  const T *px = x.as<const T>(), *pdy = dy.as<const T>();
+  T *pdw = dw.as<T>();
+  if (N == 0)
+    std::fill(pdw, pdw + dw.numel(), T(0));
+  for (int64_t g = 0; g < group; ++g)
+    for (int64_t n = 0; n < N; ++n) {
+      const T *xg = px + (n * C + g * Cg) * I;
+      if (!pointwise)
+        im2col(xg, Cg, w, col.data());
+      // dW_g [Mg, K] (+)= dy_g [Mg, P] * col^T [P, K]
+      gemm(false, true, Mg, K, P, pdy + (n * M + g * Mg) * P,
+           pointwise ? xg : col.data(), pdw + g * Mg * K, T(n == 0 ? 0 : 1));
+    }
+}
+
+void checkPoolGrad(const char *kernel, const TensorView &dy,
+                   const TensorView &dx) {
+  requireDType(dx, dy.dtype, kernel, "dx");
+  require(dx.rank() >= 3 && dy.rank() == dx.rank() &&
+              dy.shape[0] == dx.shape[0] && dy.shape[1] == dx.shape[1],
+          kernel, "dy and dx must be [N, C, spatial...] alike");
+}
+
+} // namespace
+
+void convBackwardData(const TensorView &dy, const TensorView &w,
+                      const TensorView &dx, const WindowParams &params,
+                      int64_t group) {
+  const char *kernel = "convBackwardData";
+  const std::vector<int64_t> weightKernel =
+      checkConvGrad(kernel, dx, w, dy, params, group);
+  const Window3 win = makeWindow(kernel, dx, dy, params, weightKernel);
+  dispatchFloat(dx.dtype, kernel, [&](auto tag) {
+    convBackwardDataImpl<typename decltype(tag)::type>(dy, w, dx, win, group);
+  });
+}
+
+void convBackwardFilter(const TensorView &x, const TensorView &dy,
+                        const TensorView &dw, const WindowParams &params,
+                        int64_t group) {
+  const char *kernel = "convBackwardFilter";
+  const std::vector<int64_t> weightKernel =
+      checkConvGrad(kernel, x, dw, dy, params, group);
+  const Window3 win = makeWindow(kernel, x, dy, params, weightKernel);
+  dispatchFloat(x.dtype, kernel, [&](auto tag) {
+    convBackwardFilterImpl<typename decltype(tag)::type>(x, dy, dw, win,
+                                                         group);
+  });
+}
+
+void maxPoolBackward(const TensorView &dy, const TensorView &indices,
+                     const TensorView &dx) {
+  const char *kernel = "maxPoolBackward";
+  requireDType(dx, dy.dtype, kernel, "dx");
+  requireDType(indices, DType::I64, kernel, "indices");
+  requireShape(indices, dy.shape, kernel, "indices");
+  const int64_t size = dx.numel();
+  const int64_t *pi = indices.as<const int64_t>();
+  dispatchFloat(dy.dtype, kernel, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T *pdy = dy.as<const T>();
+    accumulateInDouble(dx.as<T>(), size, [&](double *acc) {
+      for (int64_t i = 0, n = dy.numel(); i < n; ++i) {
+        const int64_t target = pi[i];
+        if (target < 0) // a window entirely in padding: no input position
+          continue;
+        if (target >= size)
+          fail(kernel, "index " + std::to_string(target) +
+                           " out of range for " + std::to_string(size) +
+                           " elements");
+        acc[target] += pdy[i];
+      }
+    });
+  });
+}
+
+void averagePoolBackward(const TensorView &dy, const TensorView &dx,
+                         const WindowParams &params, bool countIncludePad) {
+  const char *kernel = "averagePoolBackward";
+  checkPoolGrad(kernel, dy, dx);
+  const Window3 w = makeWindow(kernel, dx, dy, params, params.kernel);
+  const int64_t planes = dx.shape[0] * dx.shape[1];
+  dispatchFloat(dy.dtype, kernel, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T *pdy = dy.as<const T>();
+    accumulateInDouble(dx.as<T>(), dx.numel(), [&](double *acc) {
+      for (int64_t p = 0; p < planes; ++p) {
+        double *plane = acc + p * w.inSize();
+        for (int64_t od = 0; od < w.out[0]; ++od)
+          for (int64_t oh = 0; oh < w.out[1]; ++oh)
+            for (int64_t ow = 0; ow < w.out[2]; ++ow) {
+              const double share =
+                  static_cast<double>(*pdy++) /
+                  static_cast<double>(
+                      averagePoolCount(w, od, oh, ow, countIncludePad));
+              forEachTap(plane, w, od, oh, ow,
+                         [share](int64_t, double &a) { a += share; });
+            }
+      }
+    });
+  });
+}
+
+} // namespace remat::rt

@@ -1,0 +1,170 @@
+//===- NormalizationGrad.cpp - LayerNorm and BatchNorm backward -----------===//
+//
+// Both are the same computation over different groupings: with
+// xhat = (x - mean) * invStd and g = dy * scale, over the m elements that
+// share a mean,
+//   dx = invStd * (g - mean(g) - xhat * mean(g * xhat)),
+// and dscale / dbias sum dy * xhat / dy over everything else. All sums are in
+// double.
+//
+//===----------------------------------------------------------------------===//
+
+#include "remat/runtime/GradKernels.h"
+
+#include "DTypeDispatch.h"
+
+#include <cmath>
+
+namespace remat::rt {
+using namespace cpu;
+
+namespace {
+
+void checkSameAsX(const char *kernel, const TensorView &x, const TensorView &t,
+                  const char *what) {
+  requireDType(t, x.dtype, kernel, what);
+  requireShape(t, x.shape, kernel, what);
+}
+
+/// Stores a double vector into an optional F32/F64 parameter gradient.
+void storeParamGrad(const TensorView &out, const std::vector<double> &values,
+                    const char *kernel, const char *what) {
+  if (out.empty())
+    return;
+  requireNumel(out, static_cast<int64_t>(values.size()), kernel, what);
+  for (size_t i = 0; i < values.size(); ++i)
+    storeFromDouble(out, static_cast<int64_t>(i), values[i], kernel);
+}
+
+template <typename T>
+void layerNormBackwardImpl(const TensorView &x, const T *g,
+                           const TensorView &mean, const TensorView &invStdDev,
+                           const TensorView &dy, const TensorView &dx,
+                           std::vector<double> &dscale,
+                           std::vector<double> &dbias, int64_t rows,
+                           int64_t n) {
+  const char *kernel = "layerNormBackward";
+  const T *px = x.as<const T>(), *pdy = dy.as<const T>();
+  T *pdx = dx.empty() ? nullptr : dx.as<T>();
+  const double invN = 1.0 / static_cast<double>(n);
+  for (int64_t r = 0; r < rows; ++r) {
+    const T *xr = px + r * n, *dyr = pdy + r * n;
+    const double mu = loadAsDouble(mean, r, kernel);
+    const double inv = loadAsDouble(invStdDev, r, kernel);
+    double sumG = 0, sumGX = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const double xhat = (xr[i] - mu) * inv, d = dyr[i];
+      const double gi = d * g[i];
+      sumG += gi;
+      sumGX += gi * xhat;
+      dscale[i] += d * xhat;
+      dbias[i] += d;
+    }
+    if (!pdx)
+      continue;
+    const double meanG = sumG * invN, meanGX = sumGX * invN;
+    T *dxr = pdx + r * n;
+    for (int64_t i = 0; i < n; ++i) {
+      const double xhat = (xr[i] - mu) * inv;
+      dxr[i] = static_cast<T>(inv * (dyr[i] * static_cast<double>(g[i]) -
+                                     meanG - xhat * meanGX));
+    }
+  }
+}
+
+} // namespace
+
+void layerNormBackward(const TensorView &x, const TensorView &scale,
+                       const TensorView &mean, const TensorView &invStdDev,
+                       const TensorView &dy, const TensorView &dx,
+                       const TensorView &dscale, const TensorView &dbias,
+                       int64_t axis) {
+  const char *kernel = "layerNormBackward";
+  require(axis >= 0 && axis < x.rank(), kernel, "axis out of range");
+  checkSameAsX(kernel, x, dy, "dy");
+  if (!dx.empty())
+    checkSameAsX(kernel, x, dx, "dx");
+  requireDType(scale, x.dtype, kernel, "scale");
+  const Shape normShape(x.shape.begin() + axis, x.shape.end());
+  const int64_t n = numElements(normShape);
+  const int64_t rows = n == 0 ? 0 : x.numel() / n;
+  requireNumel(mean, rows, kernel, "mean");
+  requireNumel(invStdDev, rows, kernel, "invStdDev");
+  // A broadcast scale is materialised at the normalised shape by expand.
+  Tensor scaleStorage;
+  TensorView g = scale;
+  if (scale.numel() != n) {
+    scaleStorage = Tensor(x.dtype, normShape);
+    expand(scale, scaleStorage.view());
+    g = scaleStorage.view();
+  }
+  std::vector<double> dscaleAcc(n, 0.0), dbiasAcc(n, 0.0);
+  dispatchFloat(x.dtype, kernel, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    layerNormBackwardImpl<T>(x, g.as<const T>(), mean, invStdDev, dy, dx,
+                             dscaleAcc, dbiasAcc, rows, n);
+  });
+  storeParamGrad(dscale, dscaleAcc, kernel, "dscale");
+  storeParamGrad(dbias, dbiasAcc, kernel, "dbias");
+}
+
+void batchNormTrainingBackward(const TensorView &x, const TensorView &scale,
+                               const TensorView &savedMean,
+                               const TensorView &savedInvStd,
+                               const TensorView &dy, const TensorView &dx,
+                               const TensorView &dscale,
+                               const TensorView &dbias) {
+  const char *kernel = "batchNormTrainingBackward";
+  require(x.rank() >= 2, kernel, "input must have rank >= 2 (N, C, ...)");
+  checkSameAsX(kernel, x, dy, "dy");
+  if (!dx.empty())
+    checkSameAsX(kernel, x, dx, "dx");
+  const int64_t N = x.shape[0], C = x.shape[1];
+  const int64_t spatial = C == 0 || N == 0 ? 0 : x.numel() / (N * C);
+  const double count = static_cast<double>(N * spatial);
+  requireNumel(scale, C, kernel, "scale");
+  requireNumel(savedMean, C, kernel, "savedMean");
+  requireNumel(savedInvStd, C, kernel, "savedInvStd");
+
+  std::vector<double> sumDy(C, 0.0), sumDyXhat(C, 0.0);
+  dispatchFloat(x.dtype, kernel, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T *px = x.as<const T>(), *pdy = dy.as<const T>();
+    for (int64_t c = 0; c < C; ++c) {
+      const double mu = loadAsDouble(savedMean, c, kernel);
+      const double inv = loadAsDouble(savedInvStd, c, kernel);
+      double s = 0, sx = 0;
+      for (int64_t b = 0; b < N; ++b) {
+        const int64_t base = (b * C + c) * spatial;
+        for (int64_t i = 0; i < spatial; ++i) {
+          const double d = pdy[base + i];
+          s += d;
+          sx += d * (px[base + i] - mu) * inv;
+        }
+      }
+      sumDy[c] = s;
+      sumDyXhat[c] = sx;
+    }
+    if (dx.empty())
+      return;
+    T *pdx = dx.as<T>();
+    for (int64_t c = 0; c < C; ++c) {
+      const double mu = loadAsDouble(savedMean, c, kernel);
+      const double inv = loadAsDouble(savedInvStd, c, kernel);
+      const double a = loadAsDouble(scale, c, kernel) * inv;
+      const double meanDy = sumDy[c] / count, meanDyX = sumDyXhat[c] / count;
+      for (int64_t b = 0; b < N; ++b) {
+        const int64_t base = (b * C + c) * spatial;
+        for (int64_t i = 0; i < spatial; ++i) {
+          const double xhat = (px[base + i] - mu) * inv;
+          pdx[base + i] =
+              static_cast<T>(a * (pdy[base + i] - meanDy - xhat * meanDyX));
+        }
+      }
+    }
+  });
+  storeParamGrad(dscale, sumDyXhat, kernel, "dscale");
+  storeParamGrad(dbias, sumDy, kernel, "dbias");
+}
+
+} // namespace remat::rt
