@@ -1,0 +1,449 @@
+//===- Interpreter.cpp - Reference interpreter over the remat dialect -----===//
+//
+// Construction builds a Plan: the body's ops in order, each with its
+// executor and the values whose last use it is. A run binds the arguments,
+// executes the steps, releases values as planned, and hands back the
+// results. Buffers are shared_ptr-owned so that reshape can alias its
+// operand; the deleter keeps the live-byte count.
+//
+//===----------------------------------------------------------------------===//
+
+#include "remat/Interpreter/Interpreter.h"
+
+#include "ExecContext.h"
+#include "remat/Dialect/RematOps.h"
+#include "remat/Interpreter/TensorConversion.h"
+#include "remat/runtime/Kernels.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Location.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <new>
+
+using namespace mlir;
+
+namespace remat {
+
+//===----------------------------------------------------------------------===//
+// Messages
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+std::string formatLocation(Location loc) {
+  if (auto file = dyn_cast<FileLineColLoc>(loc))
+    return (file.getFilename().getValue() + ":" + Twine(file.getLine()) + ":" +
+            Twine(file.getColumn()))
+        .str();
+  if (auto name = dyn_cast<NameLoc>(loc)) {
+    std::string text = "'" + name.getName().str() + "'";
+    if (!isa<UnknownLoc>(name.getChildLoc()))
+      text += " (" + formatLocation(name.getChildLoc()) + ")";
+    return text;
+  }
+  if (auto callSite = dyn_cast<CallSiteLoc>(loc))
+    return formatLocation(callSite.getCallee());
+  if (auto fused = dyn_cast<FusedLoc>(loc)) {
+    std::string text;
+    for (Location part : fused.getLocations()) {
+      if (isa<UnknownLoc>(part))
+        continue;
+      if (!text.empty())
+        text += ", ";
+      text += formatLocation(part);
+    }
+    return text.empty() ? "unknown location" : text;
+  }
+  if (isa<UnknownLoc>(loc))
+    return "unknown location";
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  loc.print(os);
+  return text;
+}
+
+/// The argument's `remat.name`, or its position.
+std::string argumentName(func::FuncOp func, unsigned index) {
+  if (auto name = func.getArgAttrOfType<StringAttr>(
+          index, RematDialect::kNameAttr))
+    return "argument " + std::to_string(index) + " ('" + name.str() + "')";
+  return "argument " + std::to_string(index);
+}
+
+std::string describeView(const rt::TensorView &view) {
+  return std::string(rt::dtypeName(view.dtype)) + " " +
+         rt::shapeToString(view.shape);
+}
+
+} // namespace
+
+std::string describeLocation(Location loc) { return formatLocation(loc); }
+
+std::string describeOp(Operation *op) {
+  return op->getName().getStringRef().str() + " at " +
+         formatLocation(op->getLoc());
+}
+
+//===----------------------------------------------------------------------===//
+// Plan
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+bool isHalfType(Type type) {
+  auto shaped = dyn_cast<ShapedType>(type);
+  Type element = shaped ? shaped.getElementType() : type;
+  return element.isF16() || element.isBF16();
+}
+
+/// Ops whose kernels handle every dtype (data movement, cast) never need
+/// promotion; any other op touching f16/bf16 values is computed in f32.
+bool needsPromotion(Operation *op) {
+  if (isa<remat::ConstantOp, ReshapeOp, TransposeOp, ConcatOp, SplitOp,
+          SliceOp, GatherOp, ExpandOp, WhereOp, CastOp>(op))
+    return false;
+  return llvm::any_of(op->getOperandTypes(), isHalfType) ||
+         llvm::any_of(op->getResultTypes(), isHalfType);
+}
+
+} // namespace
+
+struct Interpreter::Plan {
+  struct Step {
+    Operation *op;
+    const OpExecutor *executor;
+    /// Values to free once the op has run: operands whose last use this is,
+    /// and results nobody uses.
+    SmallVector<Value, 4> release;
+    /// Computes in f32: the op does math on f16/bf16, which the kernels
+    /// only store (see PromotingContext).
+    bool promote = false;
+  };
+  std::vector<Step> steps;
+  func::ReturnOp returnOp;
+  /// Constants converted once, shared by every run (keyed by their value, so
+  /// equal constants share one buffer).
+  llvm::DenseMap<Attribute, std::shared_ptr<rt::Tensor>> constants;
+  /// Static dtype and shape of every argument.
+  std::vector<rt::DType> argDTypes;
+  std::vector<rt::Shape> argShapes;
+};
+
+Interpreter::Interpreter(func::FuncOp func) : func_(func), plan_(new Plan) {
+  if (func.isExternal())
+    throw InterpreterError("function '" + func.getSymName().str() +
+                           "' has no body");
+  Region &body = func.getBody();
+  if (!body.hasOneBlock())
+    throw InterpreterError("function '" + func.getSymName().str() +
+                           "' has more than one block");
+  Block &block = body.front();
+
+  for (auto [index, arg] : llvm::enumerate(block.getArguments())) {
+    auto type = dyn_cast<RankedTensorType>(arg.getType());
+    if (!type)
+      throw InterpreterError(argumentName(func, index) + " has type " +
+                             typeToString(arg.getType()) +
+                             ", expected a ranked tensor");
+    try {
+      plan_->argDTypes.push_back(dtypeOf(type));
+      plan_->argShapes.push_back(shapeOf(type));
+    } catch (const InterpreterError &e) {
+      throw InterpreterError(argumentName(func, index) + ": " + e.what());
+    }
+  }
+
+  // Executors, result types and constants, reporting every unsupported op.
+  std::vector<std::string> unsupported;
+  llvm::DenseMap<Value, size_t> lastUse;
+  for (Operation &op : block) {
+    const size_t index = plan_->steps.size();
+    for (Value operand : op.getOperands())
+      lastUse[operand] = index;
+    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      plan_->returnOp = ret;
+      break;
+    }
+    const OpExecutor *executor = lookupExecutor(&op);
+    if (!executor || op.getNumRegions() != 0) {
+      unsupported.push_back("'" + op.getName().getStringRef().str() + "' at " +
+                            formatLocation(op.getLoc()));
+      plan_->steps.push_back({&op, nullptr, {}});
+      continue;
+    }
+    try {
+      for (Value result : op.getResults()) {
+        auto type = dyn_cast<RankedTensorType>(result.getType());
+        if (!type)
+          throw InterpreterError("result type " +
+                                 typeToString(result.getType()) +
+                                 " is not a ranked tensor");
+        (void)dtypeOf(type);
+        (void)shapeOf(type);
+      }
+      if (auto constant = dyn_cast<remat::ConstantOp>(op)) {
+        Attribute key = constant.getValue();
+        if (!plan_->constants.count(key))
+          plan_->constants[key] = std::make_shared<rt::Tensor>(
+              tensorFromElementsAttr(constant.getValue()));
+      }
+    } catch (const rt::RuntimeError &e) {
+      throw InterpreterError(describeOp(&op) + ": " + e.what());
+    }
+    plan_->steps.push_back({&op, executor, {}, needsPromotion(&op)});
+  }
+  if (!unsupported.empty()) {
+    std::string message = unsupported.size() == 1
+                              ? "the interpreter does not support op "
+                              : "the interpreter does not support ops ";
+    for (size_t i = 0; i < unsupported.size(); ++i)
+      message += (i ? "; " : "") + unsupported[i];
+    throw InterpreterError(message);
+  }
+  if (!plan_->returnOp)
+    throw InterpreterError("function '" + func.getSymName().str() +
+                           "' does not end in func.return");
+
+  // Release lists. Values the return uses live to the end (index == size).
+  const size_t end = plan_->steps.size();
+  for (size_t i = 0; i < end; ++i) {
+    Plan::Step &step = plan_->steps[i];
+    llvm::SmallPtrSet<void *, 8> seen;
+    for (Value operand : step.op->getOperands())
+      if (lastUse.lookup(operand) == i &&
+          seen.insert(operand.getAsOpaquePointer()).second)
+        step.release.push_back(operand);
+    for (Value result : step.op->getResults())
+      if (!lastUse.count(result))
+        step.release.push_back(result);
+  }
+}
+
+Interpreter::~Interpreter() = default;
+
+//===----------------------------------------------------------------------===//
+// Run
+//===----------------------------------------------------------------------===//
+
+class Interpreter::Run final : public ExecContext {
+public:
+  explicit Run(Interpreter &interp) : interp_(interp) {}
+  ~Run() override { slots_.clear(); }
+
+  void bindArgument(Value arg, const rt::TensorView &view) {
+    slots_[arg] = Slot{nullptr, view};
+  }
+
+  void execute(const Plan::Step &step) {
+    try {
+      if (step.promote) {
+        PromotingContext promoting(*this);
+        (*step.executor)(step.op, promoting);
+        promoting.finish();
+      } else {
+        (*step.executor)(step.op, *this);
+      }
+      for (Value result : step.op->getResults())
+        if (!result.use_empty() && !slots_.count(result))
+          throw InterpreterError("internal error: the executor produced no "
+                                 "value for result " +
+                                 std::to_string(cast<OpResult>(result)
+                                                    .getResultNumber()));
+    } catch (const rt::RuntimeError &e) {
+      throw InterpreterError(describeOp(step.op) + ": " + e.what());
+    } catch (const std::bad_alloc &) {
+      throw InterpreterError(describeOp(step.op) +
+                             ": out of memory allocating its results");
+    }
+    for (Value value : step.release)
+      slots_.erase(value);
+  }
+
+  /// Moves (or copies) the returned values out.
+  std::vector<rt::Tensor> collect(func::ReturnOp ret) {
+    std::vector<rt::Tensor> outputs;
+    llvm::DenseMap<Value, size_t> firstIndex;
+    for (Value value : ret.getOperands()) {
+      auto [it, inserted] = firstIndex.try_emplace(value, outputs.size());
+      if (!inserted) {
+        const rt::Tensor &first = outputs[it->second];
+        rt::Tensor copy(first.dtype(), first.shape());
+        rt::copy(first.view(), copy.view());
+        outputs.push_back(std::move(copy));
+        continue;
+      }
+      Slot &slot = lookup(value);
+      // Sole owner with the value's own shape: hand the buffer over.
+      if (slot.buffer && slot.buffer.use_count() == 1 &&
+          slot.buffer->shape() == slot.view.shape) {
+        outputs.push_back(std::move(*slot.buffer));
+        continue;
+      }
+      rt::Tensor copy(slot.view.dtype, slot.view.shape);
+      rt::copy(slot.view, copy.view());
+      outputs.push_back(std::move(copy));
+    }
+    slots_.clear();
+    return outputs;
+  }
+
+  // ExecContext
+  rt::TensorView operand(Value value) override {
+    if (!value)
+      return rt::TensorView();
+    return lookup(value).view;
+  }
+
+  rt::TensorView result(Value value) override {
+    auto type = cast<RankedTensorType>(value.getType());
+    std::shared_ptr<rt::Tensor> buffer = allocate(dtypeOf(type), shapeOf(type));
+    rt::TensorView view = buffer->view();
+    slots_[value] = Slot{std::move(buffer), view};
+    return view;
+  }
+
+  rt::TensorView optionalResult(Value value) override {
+    if (value.use_empty())
+      return rt::TensorView();
+    return result(value);
+  }
+
+  void aliasResult(Value result, Value source) override {
+    const Slot &from = lookup(source);
+    auto type = cast<RankedTensorType>(result.getType());
+    rt::TensorView view(dtypeOf(type), shapeOf(type), from.view.data);
+    if (view.dtype != from.view.dtype || view.numel() != from.view.numel())
+      throw InterpreterError("cannot view " + describeView(from.view) +
+                             " as " + describeView(view));
+    slots_[result] = Slot{from.buffer, std::move(view)};
+  }
+
+  void constantResult(Value result, ElementsAttr value) override {
+    std::shared_ptr<rt::Tensor> &cached = interp_.plan_->constants[value];
+    if (!cached)
+      cached = std::make_shared<rt::Tensor>(tensorFromElementsAttr(value));
+    slots_[result] = Slot{cached, cached->view()};
+  }
+
+  uint64_t step() const override { return interp_.step_; }
+
+private:
+  struct Slot {
+    std::shared_ptr<rt::Tensor> buffer; // null for borrowed arguments
+    rt::TensorView view;
+  };
+
+  /// Runs an op on f16/bf16 values through the f32 kernels: half operands
+  /// are widened into f32 temporaries, half results are computed into f32
+  /// temporaries and rounded into their real buffers by finish().
+  class PromotingContext final : public ExecContext {
+  public:
+    explicit PromotingContext(Run &run) : run_(run) {}
+
+    rt::TensorView operand(Value value) override {
+      rt::TensorView view = run_.operand(value);
+      if (view.empty() || !isHalf(view.dtype))
+        return view;
+      rt::TensorView wide = temporary(view.shape);
+      rt::cast(view, wide);
+      return wide;
+    }
+    rt::TensorView result(Value value) override {
+      return widen(run_.result(value));
+    }
+    rt::TensorView optionalResult(Value value) override {
+      return widen(run_.optionalResult(value));
+    }
+    void aliasResult(Value result, Value source) override {
+      run_.aliasResult(result, source);
+    }
+    void constantResult(Value result, ElementsAttr value) override {
+      run_.constantResult(result, value);
+    }
+    uint64_t step() const override { return run_.step(); }
+
+    void finish() {
+      for (auto &[wide, real] : narrowed_)
+        rt::cast(wide, real);
+    }
+
+  private:
+    static bool isHalf(rt::DType dtype) {
+      return dtype == rt::DType::F16 || dtype == rt::DType::BF16;
+    }
+    rt::TensorView temporary(const rt::Shape &shape) {
+      temporaries_.push_back(run_.allocate(rt::DType::F32, shape));
+      return temporaries_.back()->view();
+    }
+    rt::TensorView widen(rt::TensorView real) {
+      if (real.empty() || !isHalf(real.dtype))
+        return real;
+      rt::TensorView wide = temporary(real.shape);
+      narrowed_.emplace_back(wide, real);
+      return wide;
+    }
+
+    Run &run_;
+    std::vector<std::shared_ptr<rt::Tensor>> temporaries_;
+    std::vector<std::pair<rt::TensorView, rt::TensorView>> narrowed_;
+  };
+
+  Slot &lookup(Value value) {
+    auto it = slots_.find(value);
+    if (it == slots_.end())
+      throw InterpreterError("internal error: a value was used after it was "
+                             "released, or before it was defined");
+    return it->second;
+  }
+
+  std::shared_ptr<rt::Tensor> allocate(rt::DType dtype, rt::Shape shape) {
+    auto *tensor = new rt::Tensor(dtype, std::move(shape));
+    const size_t bytes = tensor->bytes();
+    Interpreter *interp = &interp_;
+    interp->liveBytes_ += bytes;
+    interp->peakLiveBytes_ = std::max(interp->peakLiveBytes_, interp->liveBytes_);
+    return std::shared_ptr<rt::Tensor>(tensor, [interp, bytes](rt::Tensor *t) {
+      interp->liveBytes_ -= bytes;
+      delete t;
+    });
+  }
+
+  Interpreter &interp_;
+  llvm::DenseMap<Value, Slot> slots_;
+};
+
+std::vector<rt::Tensor>
+Interpreter::run(const std::vector<const rt::TensorView *> &args) {
+  Block &block = func_.getBody().front();
+  if (args.size() != block.getNumArguments())
+    throw InterpreterError("function '" + func_.getSymName().str() +
+                           "' takes " +
+                           std::to_string(block.getNumArguments()) +
+                           " arguments, got " + std::to_string(args.size()));
+  peakLiveBytes_ = liveBytes_;
+  Run run(*this);
+  for (unsigned i = 0; i < args.size(); ++i) {
+    const rt::TensorView *arg = args[i];
+    if (!arg)
+      throw InterpreterError(argumentName(func_, i) + " is missing");
+    if (arg->dtype != plan_->argDTypes[i] || arg->shape != plan_->argShapes[i])
+      throw InterpreterError(
+          argumentName(func_, i) + ": expected " +
+          rt::dtypeName(plan_->argDTypes[i]) + " " +
+          rt::shapeToString(plan_->argShapes[i]) + ", got " +
+          describeView(*arg));
+    if (arg->empty() && arg->numel() != 0)
+      throw InterpreterError(argumentName(func_, i) + " has no data");
+    run.bindArgument(block.getArgument(i), *arg);
+  }
+  for (const Plan::Step &step : plan_->steps)
+    run.execute(step);
+  return run.collect(plan_->returnOp);
+}
+
+} // namespace remat
