@@ -45,9 +45,11 @@ void softmaxRow(const T *x, T *y, int64_t n, int64_t stride, bool log) {
     sum += e;
   }
   if (log) {
-    const T shift = static_cast<T>(maxValue + std::log(sum));
+    // (x - max) first: adding max to log(sum) would round away the low bits
+    // of large inputs.
+    const T logSum = static_cast<T>(std::log(sum));
     for (int64_t i = 0; i < n; ++i)
-      y[i * stride] = x[i * stride] - shift;
+      y[i * stride] = (x[i * stride] - maxValue) - logSum;
   } else {
     const T scale = static_cast<T>(1.0 / sum);
     for (int64_t i = 0; i < n; ++i)
