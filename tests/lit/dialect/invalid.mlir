@@ -1,0 +1,85 @@
+// RUN: remat-opt %s -split-input-file -verify-diagnostics
+// Verifiers and type inference reject malformed ops with a message that
+// names the problem.
+
+func.func @no_broadcast(%a: tensor<2x3xf32>, %b: tensor<4xf32>) -> tensor<2x3xf32> {
+  // expected-error@+2 {{operand shapes 2x3 and 4 do not broadcast}}
+  // expected-error@+1 {{failed to infer returned types}}
+  %0 = remat.add %a, %b : (tensor<2x3xf32>, tensor<4xf32>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @wrong_result(%a: tensor<2x3xf32>) -> tensor<3x2xf32> {
+  // expected-error@+2 {{inferred type(s) 'tensor<2x3xf32>' are incompatible with return type(s) of operation 'tensor<3x2xf32>'}}
+  // expected-error@+1 {{failed to infer returned types}}
+  %0 = remat.add %a, %a : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<3x2xf32>
+  return %0 : tensor<3x2xf32>
+}
+
+// -----
+
+func.func @matmul_k(%a: tensor<2x3xf32>, %b: tensor<4x5xf32>) -> tensor<2x5xf32> {
+  // expected-error@+2 {{matmul contraction sizes differ: 2x3 and 4x5}}
+  // expected-error@+1 {{failed to infer returned types}}
+  %0 = remat.matmul %a, %b : (tensor<2x3xf32>, tensor<4x5xf32>) -> tensor<2x5xf32>
+  return %0 : tensor<2x5xf32>
+}
+
+// -----
+
+func.func @reshape_count(%a: tensor<2x3xf32>) -> tensor<7xf32> {
+  // expected-error@+1 {{cannot reshape 2x3 (6 elements) to 7 (7 elements)}}
+  %0 = remat.reshape %a : (tensor<2x3xf32>) -> tensor<7xf32>
+  return %0 : tensor<7xf32>
+}
+
+// -----
+
+func.func @split_sizes(%a: tensor<6xf32>) -> tensor<2xf32> {
+  // expected-error@+1 {{split sizes add up to 5, but the input's axis has size 6}}
+  %0, %1 = remat.split %a {axis = 0 : i64} : (tensor<6xf32>) -> (tensor<2xf32>, tensor<3xf32>)
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+func.func @dropout_ratio(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{ratio must be in [0, 1), got 1}}
+  %0, %m = remat.dropout %a {ratio = 1.0 : f64, seed = 0 : i64, stream = 0 : i64} : (tensor<4xf32>) -> (tensor<4xf32>, tensor<4xi1>)
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @conv_channels(%x: tensor<1x4x8x8xf32>, %w: tensor<8x3x3x3xf32>) -> tensor<1x8x6x6xf32> {
+  // expected-error@+2 {{conv channels do not match: input 1x4x8x8, weight 8x3x3x3, group 1}}
+  // expected-error@+1 {{failed to infer returned types}}
+  %0 = remat.conv %x, %w {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x4x8x8xf32>, tensor<8x3x3x3xf32>) -> tensor<1x8x6x6xf32>
+  return %0 : tensor<1x8x6x6xf32>
+}
+
+// -----
+
+func.func @loss_reduction(%s: tensor<4x3xf32>, %l: tensor<4xi64>) -> tensor<f32> {
+  // expected-error@+1 {{attribute 'reduction' failed to satisfy constraint: string attribute one of: none, sum, mean}}
+  %0, %1 = remat.softmax_cross_entropy_loss %s, %l {reduction = "avg"} : (tensor<4x3xf32>, tensor<4xi64>) -> (tensor<f32>, tensor<4x3xf32>)
+  return %0 : tensor<f32>
+}
+
+// -----
+
+func.func @slice_unnormalised(%a: tensor<8xf32>) -> tensor<2xf32> {
+  // expected-error@+2 {{slice dim 0 (size 8) has start 7, limit 10, step 1, which is not normalised}}
+  // expected-error@+1 {{failed to infer returned types}}
+  %0 = remat.slice %a {starts = array<i64: 7>, limits = array<i64: 10>, steps = array<i64: 1>} : (tensor<8xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+// expected-error@+1 {{argument 0: 'remat.role' must be one of: input, parameter, buffer, optimizer_state, step}}
+func.func @bad_role(%x: tensor<4xf32> {remat.role = "weight"}) -> tensor<4xf32> {
+  return %x : tensor<4xf32>
+}
