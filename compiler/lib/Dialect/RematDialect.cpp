@@ -26,27 +26,46 @@ Operation *RematDialect::materializeConstant(OpBuilder &builder, Attribute value
   return builder.create<ConstantOp>(loc, type, elements);
 }
 
-/// Function arguments carry their ONNX name and role; check both so that a
-/// typo in hand-written IR is caught where it is made, not in the planner.
+/// Checks `remat.name` and `remat.role` on a function argument or result,
+/// so that a typo in hand-written IR is caught where it is made.
+static LogicalResult verifyNameOrRole(Operation *op, StringRef what,
+                                      unsigned index, NamedAttribute attribute,
+                                      ArrayRef<StringRef> roles) {
+  if (attribute.getName() == RematDialect::kNameAttr) {
+    if (!llvm::isa<StringAttr>(attribute.getValue()))
+      return op->emitError() << what << " " << index << ": '"
+                             << RematDialect::kNameAttr << "' must be a string";
+    return success();
+  }
+  if (attribute.getName() == RematDialect::kRoleAttr) {
+    auto role = llvm::dyn_cast<StringAttr>(attribute.getValue());
+    if (!role || !llvm::is_contained(roles, role.getValue())) {
+      std::string valid;
+      for (StringRef r : roles)
+        valid += (valid.empty() ? "" : ", ") + r.str();
+      return op->emitError() << what << " " << index << ": '"
+                             << RematDialect::kRoleAttr << "' must be one of: "
+                             << valid;
+    }
+    return success();
+  }
+  return op->emitError() << "unknown remat " << what << " attribute '"
+                         << attribute.getName() << "'";
+}
+
 LogicalResult RematDialect::verifyRegionArgAttribute(Operation *op,
                                                      unsigned regionIndex,
                                                      unsigned argIndex,
                                                      NamedAttribute attribute) {
-  if (attribute.getName() == kNameAttr) {
-    if (!llvm::isa<StringAttr>(attribute.getValue()))
-      return op->emitError() << "argument " << argIndex << ": '" << kNameAttr
-                             << "' must be a string";
-    return success();
-  }
-  if (attribute.getName() == kRoleAttr) {
-    auto role = llvm::dyn_cast<StringAttr>(attribute.getValue());
-    if (!role || !llvm::is_contained({"input", "parameter", "buffer"},
-                                     role.getValue()))
-      return op->emitError() << "argument " << argIndex << ": '" << kRoleAttr
-                             << "' must be \"input\", \"parameter\" or "
-                                "\"buffer\"";
-    return success();
-  }
-  return op->emitError() << "unknown remat argument attribute '"
-                         << attribute.getName() << "'";
+  return verifyNameOrRole(op, "argument", argIndex, attribute,
+                          {"input", "parameter", "buffer", "optimizer_state",
+                           "step"});
+}
+
+LogicalResult RematDialect::verifyRegionResultAttribute(
+    Operation *op, unsigned regionIndex, unsigned resultIndex,
+    NamedAttribute attribute) {
+  return verifyNameOrRole(op, "result", resultIndex, attribute,
+                          {"output", "loss", "parameter", "buffer",
+                           "optimizer_state", "step", "gradient"});
 }

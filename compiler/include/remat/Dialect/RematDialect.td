@@ -18,12 +18,16 @@ def Remat_Dialect : Dialect {
   let summary = "Training graphs for memory-budgeted compilation";
   let description = [{
     Tensor ops with static shapes and value semantics. Function arguments
-    carry `remat.name` (the ONNX name) and `remat.role` (`input`,
-    `parameter` or `buffer`); weight data stays in the model file.
+    and results carry `remat.name` (the ONNX name) and `remat.role`:
+    `input`, `parameter` (trainable) or `buffer` (constant, or updated only
+    by the training step itself, as BatchNorm running statistics) for
+    @forward; training steps add `optimizer_state`, `step`, and the results
+    `loss` and `gradient`. Weight data stays in the model file.
   }];
   let cppNamespace = "::remat";
   let hasConstantMaterializer = 1;
   let hasRegionArgAttrVerify = 1;
+  let hasRegionResultAttrVerify = 1;
   let extraClassDeclaration = [{
     /// Argument / result attribute names.
     static constexpr llvm::StringLiteral kNameAttr = "remat.name";

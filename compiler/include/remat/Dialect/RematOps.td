@@ -16,6 +16,7 @@ include "mlir/IR/OpBase.td"
 include "mlir/IR/CommonAttrConstraints.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
+include "remat/Dialect/DifferentiableOpInterface.td"
 
 /// A string attribute restricted to a fixed set of values.
 class Remat_StrOneOf<list<string> cases> : ConfinedAttr<StrAttr, [
@@ -57,19 +58,19 @@ class Remat_UnaryOp<string mnemonic, Type operandType, list<Trait> traits = []>
   let results = (outs operandType:$output);
 }
 
-def Remat_NegOp : Remat_UnaryOp<"neg", Remat_ArithTensor> { let summary = "-x"; }
-def Remat_AbsOp : Remat_UnaryOp<"abs", Remat_ArithTensor> { let summary = "|x|"; }
-def Remat_SqrtOp : Remat_UnaryOp<"sqrt", Remat_FloatTensor> { let summary = "sqrt(x)"; }
-def Remat_ExpOp : Remat_UnaryOp<"exp", Remat_FloatTensor> { let summary = "exp(x)"; }
-def Remat_LogOp : Remat_UnaryOp<"log", Remat_FloatTensor> { let summary = "log(x)"; }
-def Remat_ReciprocalOp : Remat_UnaryOp<"reciprocal", Remat_FloatTensor> { let summary = "1/x"; }
-def Remat_ErfOp : Remat_UnaryOp<"erf", Remat_FloatTensor> { let summary = "erf(x)"; }
-def Remat_TanhOp : Remat_UnaryOp<"tanh", Remat_FloatTensor> { let summary = "tanh(x)"; }
-def Remat_SigmoidOp : Remat_UnaryOp<"sigmoid", Remat_FloatTensor> { let summary = "1/(1+exp(-x))"; }
-def Remat_ReluOp : Remat_UnaryOp<"relu", Remat_ArithTensor> { let summary = "max(x, 0)"; }
+def Remat_NegOp : Remat_UnaryOp<"neg", Remat_ArithTensor, [Remat_Differentiable]> { let summary = "-x"; }
+def Remat_AbsOp : Remat_UnaryOp<"abs", Remat_ArithTensor, [Remat_Differentiable]> { let summary = "|x|"; }
+def Remat_SqrtOp : Remat_UnaryOp<"sqrt", Remat_FloatTensor, [Remat_Differentiable]> { let summary = "sqrt(x)"; }
+def Remat_ExpOp : Remat_UnaryOp<"exp", Remat_FloatTensor, [Remat_Differentiable]> { let summary = "exp(x)"; }
+def Remat_LogOp : Remat_UnaryOp<"log", Remat_FloatTensor, [Remat_Differentiable]> { let summary = "log(x)"; }
+def Remat_ReciprocalOp : Remat_UnaryOp<"reciprocal", Remat_FloatTensor, [Remat_Differentiable]> { let summary = "1/x"; }
+def Remat_ErfOp : Remat_UnaryOp<"erf", Remat_FloatTensor, [Remat_Differentiable]> { let summary = "erf(x)"; }
+def Remat_TanhOp : Remat_UnaryOp<"tanh", Remat_FloatTensor, [Remat_Differentiable]> { let summary = "tanh(x)"; }
+def Remat_SigmoidOp : Remat_UnaryOp<"sigmoid", Remat_FloatTensor, [Remat_Differentiable]> { let summary = "1/(1+exp(-x))"; }
+def Remat_ReluOp : Remat_UnaryOp<"relu", Remat_ArithTensor, [Remat_Differentiable]> { let summary = "max(x, 0)"; }
 def Remat_NotOp : Remat_UnaryOp<"not", Remat_BoolTensor> { let summary = "logical not"; }
 
-def Remat_GeluOp : Remat_UnaryOp<"gelu", Remat_FloatTensor> {
+def Remat_GeluOp : Remat_UnaryOp<"gelu", Remat_FloatTensor, [Remat_Differentiable]> {
   let summary = "GELU, exact (erf) or tanh-approximated";
   let description = [{
     `approximate = "none"`: x * Φ(x) with the exact normal CDF (PyTorch's
@@ -95,16 +96,16 @@ class Remat_BinaryOp<string mnemonic, Type operandType, list<Trait> traits = []>
   }];
 }
 
-def Remat_AddOp : Remat_BinaryOp<"add", Remat_ArithTensor, [Commutative]> { let summary = "a + b"; }
-def Remat_SubOp : Remat_BinaryOp<"sub", Remat_ArithTensor> { let summary = "a - b"; }
-def Remat_MulOp : Remat_BinaryOp<"mul", Remat_ArithTensor, [Commutative]> { let summary = "a * b"; }
-def Remat_DivOp : Remat_BinaryOp<"div", Remat_ArithTensor> { let summary = "a / b (integers truncate)"; }
-def Remat_MaxOp : Remat_BinaryOp<"max", Remat_ArithTensor, [Commutative]> { let summary = "max(a, b)"; }
-def Remat_MinOp : Remat_BinaryOp<"min", Remat_ArithTensor, [Commutative]> { let summary = "min(a, b)"; }
+def Remat_AddOp : Remat_BinaryOp<"add", Remat_ArithTensor, [Commutative, Remat_Differentiable]> { let summary = "a + b"; }
+def Remat_SubOp : Remat_BinaryOp<"sub", Remat_ArithTensor, [Remat_Differentiable]> { let summary = "a - b"; }
+def Remat_MulOp : Remat_BinaryOp<"mul", Remat_ArithTensor, [Commutative, Remat_Differentiable]> { let summary = "a * b"; }
+def Remat_DivOp : Remat_BinaryOp<"div", Remat_ArithTensor, [Remat_Differentiable]> { let summary = "a / b (integers truncate)"; }
+def Remat_MaxOp : Remat_BinaryOp<"max", Remat_ArithTensor, [Commutative, Remat_Differentiable]> { let summary = "max(a, b)"; }
+def Remat_MinOp : Remat_BinaryOp<"min", Remat_ArithTensor, [Commutative, Remat_Differentiable]> { let summary = "min(a, b)"; }
 def Remat_AndOp : Remat_BinaryOp<"and", Remat_BoolTensor, [Commutative]> { let summary = "a and b"; }
 def Remat_OrOp : Remat_BinaryOp<"or", Remat_BoolTensor, [Commutative]> { let summary = "a or b"; }
 
-def Remat_PowOp : Remat_Op<"pow", [Pure, InferTypeOpAdaptor]> {
+def Remat_PowOp : Remat_Op<"pow", [Remat_Differentiable, Pure, InferTypeOpAdaptor]> {
   let summary = "a ^ b; the exponent may be of another (numeric) type";
   let arguments = (ins Remat_FloatTensor:$lhs, Remat_ArithTensor:$rhs);
   let results = (outs Remat_FloatTensor:$output);
@@ -138,7 +139,7 @@ def Remat_EqualOp : Remat_CompareOp<"equal", [Commutative]> { let summary = "a =
 def Remat_LessOp : Remat_CompareOp<"less"> { let summary = "a < b"; }
 def Remat_GreaterOp : Remat_CompareOp<"greater"> { let summary = "a > b"; }
 
-def Remat_WhereOp : Remat_Op<"where", [Pure, InferTypeOpAdaptor,
+def Remat_WhereOp : Remat_Op<"where", [Remat_Differentiable, Pure, InferTypeOpAdaptor,
     AllElementTypesMatch<["on_true", "on_false", "output"]>]> {
   let summary = "cond ? on_true : on_false, broadcasting all three";
   let arguments = (ins Remat_BoolTensor:$condition, Remat_Tensor:$on_true,
@@ -146,14 +147,14 @@ def Remat_WhereOp : Remat_Op<"where", [Pure, InferTypeOpAdaptor,
   let results = (outs Remat_Tensor:$output);
 }
 
-def Remat_CastOp : Remat_Op<"cast", [Pure, SameOperandsAndResultShape]> {
+def Remat_CastOp : Remat_Op<"cast", [Remat_Differentiable, Pure, SameOperandsAndResultShape]> {
   let summary = "element type conversion; the result type names the target";
   let arguments = (ins Remat_Tensor:$input);
   let results = (outs Remat_Tensor:$output);
   let hasFolder = 1;
 }
 
-def Remat_DropoutOp : Remat_Op<"dropout", [Pure, InferTypeOpAdaptor]> {
+def Remat_DropoutOp : Remat_Op<"dropout", [Remat_Differentiable, Pure, InferTypeOpAdaptor]> {
   let summary = "training-mode dropout with a counter-based RNG";
   let description = [{
     Keeps each element with probability 1 - ratio and scales kept elements
@@ -172,7 +173,7 @@ def Remat_DropoutOp : Remat_Op<"dropout", [Pure, InferTypeOpAdaptor]> {
 // Linear algebra
 //===----------------------------------------------------------------------===//
 
-def Remat_MatMulOp : Remat_Op<"matmul", [Pure, InferTypeOpAdaptor,
+def Remat_MatMulOp : Remat_Op<"matmul", [Remat_Differentiable, Pure, InferTypeOpAdaptor,
                                          SameOperandsAndResultElementType]> {
   let summary = "batched matrix product with broadcast batch dims";
   let description = [{
@@ -192,7 +193,7 @@ def Remat_MatMulOp : Remat_Op<"matmul", [Pure, InferTypeOpAdaptor,
 //===----------------------------------------------------------------------===//
 
 class Remat_SoftmaxLikeOp<string mnemonic>
-    : Remat_Op<mnemonic, [Pure, SameOperandsAndResultType]> {
+    : Remat_Op<mnemonic, [Pure, SameOperandsAndResultType, Remat_Differentiable]> {
   let arguments = (ins Remat_FloatTensor:$input, I64Attr:$axis);
   let results = (outs Remat_FloatTensor:$output);
   let hasVerifier = 1;
@@ -200,7 +201,7 @@ class Remat_SoftmaxLikeOp<string mnemonic>
 def Remat_SoftmaxOp : Remat_SoftmaxLikeOp<"softmax"> { let summary = "softmax over one axis"; }
 def Remat_LogSoftmaxOp : Remat_SoftmaxLikeOp<"log_softmax"> { let summary = "log-softmax over one axis"; }
 
-def Remat_LayerNormOp : Remat_Op<"layer_norm", [Pure, InferTypeOpAdaptor]> {
+def Remat_LayerNormOp : Remat_Op<"layer_norm", [Remat_Differentiable, Pure, InferTypeOpAdaptor]> {
   let summary = "layer normalisation over dims [axis, rank)";
   let description = [{
     Results: the normalised output, and the mean and inverse standard
@@ -215,7 +216,7 @@ def Remat_LayerNormOp : Remat_Op<"layer_norm", [Pure, InferTypeOpAdaptor]> {
 }
 
 def Remat_BatchNormInferenceOp : Remat_Op<"batch_norm_inference",
-    [Pure, InferTypeOpAdaptor]> {
+    [Remat_Differentiable, Pure, InferTypeOpAdaptor]> {
   let summary = "batch normalisation with running statistics (eval mode)";
   let arguments = (ins Remat_FloatTensor:$input, Remat_FloatTensor:$scale,
                    Remat_FloatTensor:$bias, Remat_FloatTensor:$running_mean,
@@ -224,7 +225,7 @@ def Remat_BatchNormInferenceOp : Remat_Op<"batch_norm_inference",
 }
 
 def Remat_BatchNormTrainingOp : Remat_Op<"batch_norm_training",
-    [Pure, InferTypeOpAdaptor]> {
+    [Remat_Differentiable, Pure, InferTypeOpAdaptor]> {
   let summary = "batch normalisation with batch statistics (train mode)";
   let description = [{
     Normalises with the batch mean and biased variance over all dims but 1,
@@ -250,7 +251,8 @@ def Remat_BatchNormTrainingOp : Remat_Op<"batch_norm_training",
 //===----------------------------------------------------------------------===//
 
 class Remat_ReduceOp<string mnemonic>
-    : Remat_Op<mnemonic, [Pure, InferTypeOpAdaptor, SameOperandsAndResultElementType]> {
+    : Remat_Op<mnemonic, [Pure, InferTypeOpAdaptor, SameOperandsAndResultElementType,
+                        Remat_Differentiable]> {
   let arguments = (ins Remat_ArithTensor:$input, DenseI64ArrayAttr:$axes,
                    DefaultValuedAttr<BoolAttr, "true">:$keepdims);
   let results = (outs Remat_ArithTensor:$output);
@@ -273,7 +275,7 @@ def Remat_ReduceMaxOp : Remat_ReduceOp<"reduce_max"> { let summary = "max over a
 // pads = [begin..., end...] as in ONNX.
 //===----------------------------------------------------------------------===//
 
-def Remat_ConvOp : Remat_Op<"conv", [Pure, InferTypeOpAdaptor]> {
+def Remat_ConvOp : Remat_Op<"conv", [Remat_Differentiable, Pure, InferTypeOpAdaptor]> {
   let summary = "grouped, strided, dilated convolution";
   let arguments = (ins Remat_FloatTensor:$input, Remat_FloatTensor:$weight,
                    Optional<Remat_FloatTensor>:$bias,
@@ -282,7 +284,7 @@ def Remat_ConvOp : Remat_Op<"conv", [Pure, InferTypeOpAdaptor]> {
   let results = (outs Remat_FloatTensor:$output);
 }
 
-def Remat_MaxPoolOp : Remat_Op<"max_pool", [Pure, InferTypeOpAdaptor]> {
+def Remat_MaxPoolOp : Remat_Op<"max_pool", [Remat_Differentiable, Pure, InferTypeOpAdaptor]> {
   let summary = "max pooling; also returns the flat argmax indices";
   let arguments = (ins Remat_FloatTensor:$input,
                    DenseI64ArrayAttr:$kernel_shape, DenseI64ArrayAttr:$strides,
@@ -292,7 +294,7 @@ def Remat_MaxPoolOp : Remat_Op<"max_pool", [Pure, InferTypeOpAdaptor]> {
                  RankedTensorOf<[I64]>:$indices);
 }
 
-def Remat_AveragePoolOp : Remat_Op<"average_pool", [Pure, InferTypeOpAdaptor]> {
+def Remat_AveragePoolOp : Remat_Op<"average_pool", [Remat_Differentiable, Pure, InferTypeOpAdaptor]> {
   let summary = "average pooling";
   let arguments = (ins Remat_FloatTensor:$input,
                    DenseI64ArrayAttr:$kernel_shape, DenseI64ArrayAttr:$strides,
@@ -303,7 +305,7 @@ def Remat_AveragePoolOp : Remat_Op<"average_pool", [Pure, InferTypeOpAdaptor]> {
 }
 
 def Remat_GlobalAveragePoolOp : Remat_Op<"global_average_pool",
-    [Pure, InferTypeOpAdaptor]> {
+    [Remat_Differentiable, Pure, InferTypeOpAdaptor]> {
   let summary = "mean over all spatial dims, keeping them as ones";
   let arguments = (ins Remat_FloatTensor:$input);
   let results = (outs Remat_FloatTensor:$output);
@@ -313,7 +315,7 @@ def Remat_GlobalAveragePoolOp : Remat_Op<"global_average_pool",
 // Data movement
 //===----------------------------------------------------------------------===//
 
-def Remat_ReshapeOp : Remat_Op<"reshape", [Pure,
+def Remat_ReshapeOp : Remat_Op<"reshape", [Remat_Differentiable, Pure,
     SameOperandsAndResultElementType]> {
   let summary = "reinterpret the shape; the result type names it";
   let description = [{
@@ -325,27 +327,27 @@ def Remat_ReshapeOp : Remat_Op<"reshape", [Pure,
   let hasFolder = 1;
 }
 
-def Remat_TransposeOp : Remat_Op<"transpose", [Pure, InferTypeOpAdaptor]> {
+def Remat_TransposeOp : Remat_Op<"transpose", [Remat_Differentiable, Pure, InferTypeOpAdaptor]> {
   let summary = "permute dims: result.shape[i] = input.shape[permutation[i]]";
   let arguments = (ins Remat_Tensor:$input, DenseI64ArrayAttr:$permutation);
   let results = (outs Remat_Tensor:$output);
 }
 
-def Remat_ConcatOp : Remat_Op<"concat", [Pure, InferTypeOpAdaptor,
+def Remat_ConcatOp : Remat_Op<"concat", [Remat_Differentiable, Pure, InferTypeOpAdaptor,
                                          SameOperandsAndResultElementType]> {
   let summary = "concatenate along an axis";
   let arguments = (ins Variadic<Remat_Tensor>:$inputs, I64Attr:$axis);
   let results = (outs Remat_Tensor:$output);
 }
 
-def Remat_SplitOp : Remat_Op<"split", [Pure]> {
+def Remat_SplitOp : Remat_Op<"split", [Remat_Differentiable, Pure]> {
   let summary = "split along an axis; result types give the sizes";
   let arguments = (ins Remat_Tensor:$input, I64Attr:$axis);
   let results = (outs Variadic<Remat_Tensor>:$outputs);
   let hasVerifier = 1;
 }
 
-def Remat_SliceOp : Remat_Op<"slice", [Pure, InferTypeOpAdaptor]> {
+def Remat_SliceOp : Remat_Op<"slice", [Remat_Differentiable, Pure, InferTypeOpAdaptor]> {
   let summary = "strided slice with one (start, limit, step) per dim";
   let description = [{
     Normalised ONNX Slice: for dim d the result holds
@@ -359,14 +361,14 @@ def Remat_SliceOp : Remat_Op<"slice", [Pure, InferTypeOpAdaptor]> {
   let results = (outs Remat_Tensor:$output);
 }
 
-def Remat_GatherOp : Remat_Op<"gather", [Pure, InferTypeOpAdaptor]> {
+def Remat_GatherOp : Remat_Op<"gather", [Remat_Differentiable, Pure, InferTypeOpAdaptor]> {
   let summary = "ONNX Gather: index the input along one axis";
   let arguments = (ins Remat_Tensor:$input, Remat_IndexTensor:$indices,
                    I64Attr:$axis);
   let results = (outs Remat_Tensor:$output);
 }
 
-def Remat_ExpandOp : Remat_Op<"expand", [Pure,
+def Remat_ExpandOp : Remat_Op<"expand", [Remat_Differentiable, Pure,
     SameOperandsAndResultElementType]> {
   let summary = "broadcast to the result type's shape (numpy rules)";
   let arguments = (ins Remat_Tensor:$input);
@@ -379,7 +381,7 @@ def Remat_ExpandOp : Remat_Op<"expand", [Pure,
 //===----------------------------------------------------------------------===//
 
 def Remat_SoftmaxCrossEntropyLossOp : Remat_Op<"softmax_cross_entropy_loss",
-    [Pure, InferTypeOpAdaptor]> {
+    [Remat_Differentiable, Pure, InferTypeOpAdaptor]> {
   let summary = "ONNX SoftmaxCrossEntropyLoss (scores [N, C, d...])";
   let arguments = (ins Remat_FloatTensor:$scores, Remat_IndexTensor:$labels,
                    Optional<Remat_FloatTensor>:$weights,
@@ -388,7 +390,7 @@ def Remat_SoftmaxCrossEntropyLossOp : Remat_Op<"softmax_cross_entropy_loss",
   let results = (outs Remat_FloatTensor:$loss, Remat_FloatTensor:$log_prob);
 }
 
-def Remat_NllLossOp : Remat_Op<"nll_loss", [Pure, InferTypeOpAdaptor]> {
+def Remat_NllLossOp : Remat_Op<"nll_loss", [Remat_Differentiable, Pure, InferTypeOpAdaptor]> {
   let summary = "ONNX NegativeLogLikelihoodLoss (input [N, C, d...])";
   let arguments = (ins Remat_FloatTensor:$input, Remat_IndexTensor:$target,
                    Optional<Remat_FloatTensor>:$weights,
@@ -396,5 +398,8 @@ def Remat_NllLossOp : Remat_Op<"nll_loss", [Pure, InferTypeOpAdaptor]> {
                    OptionalAttr<I64Attr>:$ignore_index);
   let results = (outs Remat_FloatTensor:$loss);
 }
+
+include "remat/Dialect/RematGradOps.td"
+include "remat/Dialect/RematOptimizerOps.td"
 
 #endif // REMAT_OPS

@@ -4,6 +4,7 @@
 #define REMAT_PASSES_PASSES_H
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 #include "remat/Dialect/RematDialect.h"
 

@@ -16,4 +16,45 @@ def FuseGelu : Pass<"remat-fuse-gelu", "mlir::func::FuncOp"> {
   let dependentDialects = ["remat::RematDialect"];
 }
 
+def Autodiff : Pass<"remat-autodiff", "mlir::ModuleOp"> {
+  let summary = "Build @train_step (forward, backward, optimizer) from @forward";
+  let description = [{
+    Reverse-mode differentiation of `@forward` into
+    `@train_step(inputs..., parameters..., buffers..., optimizer state...,
+    step) -> (loss, new parameters..., updated buffers..., new optimizer
+    state..., new step)`. Every op states its own gradient through
+    DifferentiableOpInterface. The loss is the model's scalar output, or is
+    appended to the logits (`loss=cross-entropy|mse`, with a new `labels`
+    input). Each parameter is updated by one fused optimizer op with
+    torch.optim's formulas; a parameter that does not reach the loss is left
+    unchanged (as torch.optim skips parameters without a gradient).
+    BatchNorm running statistics computed in training mode become the new
+    values of their buffers. Function arguments and results carry
+    `remat.name` and `remat.role` so runtimes can feed results back.
+  }];
+  let dependentDialects = ["remat::RematDialect", "mlir::func::FuncDialect"];
+  let options = [
+    Option<"loss", "loss", "std::string", "\"auto\"",
+           "auto (the scalar output), cross-entropy or mse">,
+    Option<"labels", "labels", "std::string", "\"labels\"",
+           "Name of the labels input added for an appended loss">,
+    Option<"logits", "logits", "std::string", "\"\"",
+           "Output that an appended loss reads (default: the only output)">,
+    Option<"optimizer", "optimizer", "std::string", "\"sgd\"",
+           "sgd, adam or adamw">,
+    Option<"lr", "lr", "double", "-1.0",
+           "Learning rate (default 0.01 for sgd, 0.001 for adam/adamw)">,
+    Option<"momentum", "momentum", "double", "0.0", "SGD momentum">,
+    Option<"dampening", "dampening", "double", "0.0", "SGD dampening">,
+    Option<"nesterov", "nesterov", "bool", "false", "SGD Nesterov momentum">,
+    Option<"beta1", "beta1", "double", "0.9", "Adam beta1">,
+    Option<"beta2", "beta2", "double", "0.999", "Adam beta2">,
+    Option<"eps", "eps", "double", "1e-8", "Adam epsilon">,
+    Option<"weightDecay", "weight-decay", "double", "-1.0",
+           "Weight decay (default 0, or 0.01 for adamw as torch.optim.AdamW)">,
+    Option<"returnGradients", "return-gradients", "bool", "false",
+           "Also return each parameter's gradient (for testing and dumps)">,
+  ];
+}
+
 #endif // REMAT_PASSES

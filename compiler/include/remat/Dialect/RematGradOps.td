@@ -1,0 +1,130 @@
+//===- RematGradOps.td - Backward ops -----------------------*- tablegen -*-===//
+//
+// Ops that only appear in training steps: the backward of forward ops whose
+// gradient is not a short composition of forward ops. Each maps to one
+// runtime kernel (runtime/include/remat/runtime/GradKernels.h). Ops whose
+// result shape is not implied by their operands take it from the result
+// type; their verifiers check it against the attributes.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef REMAT_GRAD_OPS
+#define REMAT_GRAD_OPS
+
+class Remat_GradOp<string mnemonic, list<Trait> traits = []>
+    : Remat_Op<mnemonic, !listconcat(traits, [Pure])>;
+
+def Remat_GeluBackwardOp : Remat_GradOp<"gelu_backward",
+    [AllTypesMatch<["input", "output_grad", "input_grad"]>]> {
+  let summary = "dx = dy * gelu'(x)";
+  let arguments = (ins Remat_FloatTensor:$input, Remat_FloatTensor:$output_grad,
+                   DefaultValuedAttr<Remat_StrOneOf<["none", "tanh"]>, "\"none\"">:$approximate);
+  let results = (outs Remat_FloatTensor:$input_grad);
+}
+
+class Remat_SoftmaxBackwardLikeOp<string mnemonic, string formula>
+    : Remat_GradOp<mnemonic, [AllTypesMatch<["output", "output_grad", "input_grad"]>]> {
+  let summary = formula;
+  let arguments = (ins Remat_FloatTensor:$output, Remat_FloatTensor:$output_grad,
+                   I64Attr:$axis);
+  let results = (outs Remat_FloatTensor:$input_grad);
+}
+def Remat_SoftmaxBackwardOp : Remat_SoftmaxBackwardLikeOp<"softmax_backward",
+    "dx = y * (dy - sum(dy * y, axis)) from the softmax output y">;
+def Remat_LogSoftmaxBackwardOp : Remat_SoftmaxBackwardLikeOp<"log_softmax_backward",
+    "dx = dy - exp(y) * sum(dy, axis) from the log-softmax output y">;
+
+def Remat_LayerNormBackwardOp : Remat_GradOp<"layer_norm_backward",
+    [InferTypeOpAdaptor]> {
+  let summary = "layer_norm backward from the saved mean and 1/std";
+  let description = [{
+    Results: dx (input's type), and dscale, dbias with shape
+    input.shape[axis:] (autodiff reduces them further when the forward scale
+    or bias was broadcast).
+  }];
+  let arguments = (ins Remat_FloatTensor:$input, Remat_FloatTensor:$scale,
+                   Remat_FloatTensor:$mean, Remat_FloatTensor:$inv_std_dev,
+                   Remat_FloatTensor:$output_grad, I64Attr:$axis);
+  let results = (outs Remat_FloatTensor:$input_grad, Remat_FloatTensor:$scale_grad,
+                 Remat_FloatTensor:$bias_grad);
+}
+
+def Remat_BatchNormTrainingBackwardOp : Remat_GradOp<"batch_norm_training_backward",
+    [InferTypeOpAdaptor]> {
+  let summary = "batch_norm_training backward through the batch statistics";
+  let arguments = (ins Remat_FloatTensor:$input, Remat_FloatTensor:$scale,
+                   Remat_FloatTensor:$saved_mean, Remat_FloatTensor:$saved_inv_std,
+                   Remat_FloatTensor:$output_grad);
+  let results = (outs Remat_FloatTensor:$input_grad, Remat_FloatTensor:$scale_grad,
+                 Remat_FloatTensor:$bias_grad);
+}
+
+def Remat_ConvBackwardDataOp : Remat_GradOp<"conv_backward_data"> {
+  let summary = "gradient of conv with respect to its input";
+  let arguments = (ins Remat_FloatTensor:$output_grad, Remat_FloatTensor:$weight,
+                   DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
+                   DenseI64ArrayAttr:$dilations, I64Attr:$group);
+  let results = (outs Remat_FloatTensor:$input_grad);
+  let hasVerifier = 1;
+}
+
+def Remat_ConvBackwardFilterOp : Remat_GradOp<"conv_backward_filter"> {
+  let summary = "gradient of conv with respect to its weight";
+  let arguments = (ins Remat_FloatTensor:$input, Remat_FloatTensor:$output_grad,
+                   DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
+                   DenseI64ArrayAttr:$dilations, I64Attr:$group);
+  let results = (outs Remat_FloatTensor:$weight_grad);
+  let hasVerifier = 1;
+}
+
+def Remat_MaxPoolBackwardOp : Remat_GradOp<"max_pool_backward"> {
+  let summary = "scatter-add of dy to the argmax positions max_pool recorded";
+  let arguments = (ins Remat_FloatTensor:$output_grad, RankedTensorOf<[I64]>:$indices);
+  let results = (outs Remat_FloatTensor:$input_grad);
+}
+
+def Remat_AveragePoolBackwardOp : Remat_GradOp<"average_pool_backward"> {
+  let summary = "spreads dy over each window with the forward's divisor";
+  let arguments = (ins Remat_FloatTensor:$output_grad,
+                   DenseI64ArrayAttr:$kernel_shape, DenseI64ArrayAttr:$strides,
+                   DenseI64ArrayAttr:$pads,
+                   DefaultValuedAttr<BoolAttr, "false">:$ceil_mode,
+                   DefaultValuedAttr<BoolAttr, "false">:$count_include_pad);
+  let results = (outs Remat_FloatTensor:$input_grad);
+}
+
+def Remat_GatherBackwardOp : Remat_GradOp<"gather_backward"> {
+  let summary = "scatter-add of dy into zeros of the gathered input's shape";
+  let arguments = (ins Remat_FloatTensor:$output_grad, Remat_IndexTensor:$indices,
+                   I64Attr:$axis);
+  let results = (outs Remat_FloatTensor:$input_grad);
+}
+
+def Remat_SliceBackwardOp : Remat_GradOp<"slice_backward"> {
+  let summary = "dy written into zeros of the sliced input's shape";
+  let arguments = (ins Remat_FloatTensor:$output_grad, DenseI64ArrayAttr:$starts,
+                   DenseI64ArrayAttr:$steps);
+  let results = (outs Remat_FloatTensor:$input_grad);
+}
+
+def Remat_SoftmaxCrossEntropyLossBackwardOp
+    : Remat_GradOp<"softmax_cross_entropy_loss_backward",
+                   [AllTypesMatch<["log_prob", "scores_grad"]>]> {
+  let summary = "(softmax - onehot) scaled by weights and the reduction";
+  let arguments = (ins Remat_FloatTensor:$loss_grad, Remat_FloatTensor:$log_prob,
+                   Remat_IndexTensor:$labels, Optional<Remat_FloatTensor>:$weights,
+                   Remat_StrOneOf<["none", "sum", "mean"]>:$reduction,
+                   OptionalAttr<I64Attr>:$ignore_index);
+  let results = (outs Remat_FloatTensor:$scores_grad);
+}
+
+def Remat_NllLossBackwardOp : Remat_GradOp<"nll_loss_backward"> {
+  let summary = "-weight[label] scaled by the reduction at each label";
+  let arguments = (ins Remat_FloatTensor:$loss_grad, Remat_IndexTensor:$target,
+                   Optional<Remat_FloatTensor>:$weights,
+                   Remat_StrOneOf<["none", "sum", "mean"]>:$reduction,
+                   OptionalAttr<I64Attr>:$ignore_index);
+  let results = (outs Remat_FloatTensor:$input_grad);
+}
+
+#endif // REMAT_GRAD_OPS

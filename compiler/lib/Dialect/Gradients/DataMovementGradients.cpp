@@ -1,0 +1,105 @@
+//===- DataMovementGradients.cpp - Gradients of shape and indexing ops ----===//
+
+#include "GradientUtils.h"
+
+using namespace mlir;
+using namespace remat;
+
+LogicalResult ReshapeOp::buildGradient(OpBuilder &b, ArrayRef<Value> dys,
+                                       ArrayRef<bool> needs,
+                                       SmallVectorImpl<Value> &grads) {
+  grads.push_back(needs[0] ? reshapeTo(b, getLoc(), dys[0],
+                                       getInput().getType().getShape())
+                           : Value());
+  return success();
+}
+
+LogicalResult TransposeOp::buildGradient(OpBuilder &b, ArrayRef<Value> dys,
+                                         ArrayRef<bool> needs,
+                                         SmallVectorImpl<Value> &grads) {
+  if (!needs[0]) {
+    grads.push_back(Value());
+    return success();
+  }
+  ArrayRef<int64_t> perm = getPermutation();
+  SmallVector<int64_t> inverse(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i)
+    inverse[perm[i]] = i;
+  grads.push_back(b.create<TransposeOp>(getLoc(), dys[0],
+                                        b.getDenseI64ArrayAttr(inverse)));
+  return success();
+}
+
+LogicalResult ConcatOp::buildGradient(OpBuilder &b, ArrayRef<Value> dys,
+                                      ArrayRef<bool> needs,
+                                      SmallVectorImpl<Value> &grads) {
+  // Each input receives its slab of dy along the axis.
+  Location loc = getLoc();
+  auto outType = tensorTypeOf(getResult());
+  int64_t axis = getAxis(), offset = 0;
+  for (auto [index, input] : llvm::enumerate(getInputs())) {
+    auto inType = tensorTypeOf(input);
+    int64_t size = inType.getDimSize(axis);
+    if (needs[index]) {
+      SmallVector<int64_t> starts(outType.getRank(), 0);
+      SmallVector<int64_t> limits(outType.getShape());
+      SmallVector<int64_t> steps(outType.getRank(), 1);
+      starts[axis] = offset;
+      limits[axis] = offset + size;
+      grads.push_back(b.create<SliceOp>(loc, dys[0], b.getDenseI64ArrayAttr(starts),
+                                        b.getDenseI64ArrayAttr(limits),
+                                        b.getDenseI64ArrayAttr(steps)));
+    } else {
+      grads.push_back(Value());
+    }
+    offset += size;
+  }
+  return success();
+}
+
+LogicalResult SplitOp::buildGradient(OpBuilder &b, ArrayRef<Value> dys,
+                                     ArrayRef<bool> needs,
+                                     SmallVectorImpl<Value> &grads) {
+  // Outputs that do not reach the loss contribute zeros.
+  if (!needs[0]) {
+    grads.push_back(Value());
+    return success();
+  }
+  Location loc = getLoc();
+  SmallVector<Value> parts;
+  for (auto [index, result] : llvm::enumerate(getResults()))
+    parts.push_back(dys[index] ? dys[index]
+                               : zeros(b, loc, tensorTypeOf(result)));
+  grads.push_back(b.create<ConcatOp>(loc, parts, getAxisAttr()));
+  return success();
+}
+
+LogicalResult SliceOp::buildGradient(OpBuilder &b, ArrayRef<Value> dys,
+                                     ArrayRef<bool> needs,
+                                     SmallVectorImpl<Value> &grads) {
+  grads.push_back(needs[0] ? b.create<SliceBackwardOp>(
+                                 getLoc(), getInput().getType(), dys[0],
+                                 getStartsAttr(), getStepsAttr())
+                           : Value());
+  return success();
+}
+
+LogicalResult GatherOp::buildGradient(OpBuilder &b, ArrayRef<Value> dys,
+                                      ArrayRef<bool> needs,
+                                      SmallVectorImpl<Value> &grads) {
+  grads.push_back(needs[0] ? b.create<GatherBackwardOp>(
+                                 getLoc(), getInput().getType(), dys[0],
+                                 getIndices(), getAxisAttr())
+                           : Value());
+  grads.push_back(Value()); // indices
+  return success();
+}
+
+LogicalResult ExpandOp::buildGradient(OpBuilder &b, ArrayRef<Value> dys,
+                                      ArrayRef<bool> needs,
+                                      SmallVectorImpl<Value> &grads) {
+  grads.push_back(needs[0] ? reduceToShape(b, getLoc(), dys[0],
+                                           getInput().getType())
+                           : Value());
+  return success();
+}

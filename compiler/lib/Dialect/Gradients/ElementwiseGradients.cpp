@@ -1,0 +1,314 @@
+//===- ElementwiseGradients.cpp - Gradients of elementwise ops ------------===//
+//
+// Each rule is the textbook derivative, written with forward ops; operands
+// that were broadcast get their gradient summed back to their shape.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GradientUtils.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace remat;
+
+namespace {
+
+/// For single-operand ops: appends `rule(dy)` if the operand needs a
+/// gradient.
+template <typename Rule>
+LogicalResult unaryGradient(ArrayRef<Value> resultGradients,
+                            ArrayRef<bool> needsGradient,
+                            SmallVectorImpl<Value> &operandGradients,
+                            Rule rule) {
+  Value dy = resultGradients[0];
+  operandGradients.push_back(needsGradient[0] && dy ? rule(dy) : Value());
+  return success();
+}
+
+/// For two-operand broadcasting ops: appends reduceToShape(rule(dy)) for each
+/// operand that needs a gradient.
+template <typename LhsRule, typename RhsRule>
+LogicalResult binaryGradient(OpBuilder &builder, Operation *op,
+                             ArrayRef<Value> resultGradients,
+                             ArrayRef<bool> needsGradient,
+                             SmallVectorImpl<Value> &operandGradients,
+                             LhsRule lhsRule, RhsRule rhsRule) {
+  Value dy = resultGradients[0];
+  Location loc = op->getLoc();
+  Value lhs = op->getOperand(0), rhs = op->getOperand(1);
+  operandGradients.push_back(
+      needsGradient[0] ? reduceToShape(builder, loc, lhsRule(dy), tensorTypeOf(lhs))
+                       : Value());
+  operandGradients.push_back(
+      needsGradient[1] ? reduceToShape(builder, loc, rhsRule(dy), tensorTypeOf(rhs))
+                       : Value());
+  return success();
+}
+
+} // namespace
+
+LogicalResult NegOp::buildGradient(OpBuilder &b, ArrayRef<Value> dys,
+                                   ArrayRef<bool> needs,
+                                   SmallVectorImpl<Value> &grads) {
+  return unaryGradient(dys, needs, grads,
+                       [&](Value dy) { return b.create<NegOp>(getLoc(), dy); });
+}
+
+LogicalResult AbsOp::buildGradient(OpBuilder &b, ArrayRef<Value> dys,
+                                   ArrayRef<bool> needs,
+                                   SmallVectorImpl<Value> &grads) {
+  // d|x| = sign(x) (0 at 0, as PyTorch).
+  return unaryGradient(dys, needs, grads, [&](Value dy) -> Value {
+    Location loc = getLoc();
+    Type et = elementTypeOf(dy);
+    Value zero = scalarConstant(b, loc, et, 0.0);
+    Value pos = maskToFloat(b, loc, b.create<GreaterOp>(loc, getInput(), zero), et);
+    Value neg = maskToFloat(b, loc, b.create<LessOp>(loc, getInput(), zero), et);
+    Value sign = b.create<SubOp>(loc, pos, neg);
+    return b.create<MulOp>(loc, dy, sign);
+  });
+}
+
+LogicalResult SqrtOp::buildGradient(OpBuilder &b, ArrayRef<Value> dys,
+                                    ArrayRef<bool> needs,
+                                    SmallVectorImpl<Value> &grads) {
+  // d sqrt(x) = 0.5 / sqrt(x)
+  return unaryGradient(dys, needs, grads, [&](Value dy) -> Value {
+    Location loc = getLoc();
+    Value half = scalarConstant(b, loc, elementTypeOf(dy), 0.5);
+    Value scaled = b.create<MulOp>(loc, dy, half);
+    return b.create<DivOp>(loc, scaled, getResult());
+  });
+}
+
+LogicalResult ExpOp::buildGradient(OpBuilder &b, ArrayRef<Value> dys,
+                                   ArrayRef<bool> needs,
+                                   SmallVectorImpl<Value> &grads) {
+  return unaryGradient(dys, needs, grads, [&](Value dy) -> Value {
+    return b.create<MulOp>(getLoc(), dy, getResult());
+  });
+}
+
+LogicalResult LogOp::buildGradient(OpBuilder &b, ArrayRef<Value> dys,
+                                   ArrayRef<bool> needs,
+                                   SmallVectorImpl<Value> &grads) {
+  return unaryGradient(dys, needs, grads, [&](Value dy) -> Value {
+    return b.create<DivOp>(getLoc(), dy, getInput());
+  });
+}
+
+LogicalResult ReciprocalOp::buildGradient(OpBuilder &b, ArrayRef<Value> dys,
+                                          ArrayRef<bool> needs,
+                                          SmallVectorImpl<Value> &grads) {
+  // d(1/x) = -1/x^2 = -y^2
+  return unaryGradient(dys, needs, grads, [&](Value dy) -> Value {
+    Location loc = getLoc();
+    Value ySquared = b.create<MulOp>(loc, getResult(), getResult());
+    return b.create<NegOp>(loc, b.create<MulOp>(loc, dy, ySquared));
+  });
+}
+
+LogicalResult ErfOp::buildGradient(OpBuilder &b, ArrayRef<Value> dys,
+                                   ArrayRef<bool> needs,
+                                   SmallVectorImpl<Value> &grads) {
+  // d erf(x) = 2/sqrt(pi) * exp(-x^2)
+  return unaryGradient(dys, needs, grads, [&](Value dy) -> Value {
+    Location loc = getLoc();
+    Value x = getInput();
+    Value negSquare = b.create<NegOp>(loc, b.create<MulOp>(loc, x, x));
+    Value coefficient =
+        scalarConstant(b, loc, elementTypeOf(dy), 2.0 / std::sqrt(M_PI));
+    Value derivative =
+        b.create<MulOp>(loc, b.create<ExpOp>(loc, negSquare), coefficient);
+    return b.create<MulOp>(loc, dy, derivative);
+  });
+}
+
+LogicalResult TanhOp::buildGradient(OpBuilder &b, ArrayRef<Value> dys,
+                                    ArrayRef<bool> needs,
+                                    SmallVectorImpl<Value> &grads) {
+  // d tanh(x) = 1 - y^2
+  return unaryGradient(dys, needs, grads, [&](Value dy) -> Value {
+    Location loc = getLoc();
+    Value one = scalarConstant(b, loc, elementTypeOf(dy), 1.0);
+    Value ySquared = b.create<MulOp>(loc, getResult(), getResult());
+    return b.create<MulOp>(loc, dy, b.create<SubOp>(loc, one, ySquared));
+  });
+}
+
+LogicalResult SigmoidOp::buildGradient(OpBuilder &b, ArrayRef<Value> dys,
+                                       ArrayRef<bool> needs,
+                                       SmallVectorImpl<Value> &grads) {
+  // d sigmoid(x) = y * (1 - y)
+  return unaryGradient(dys, needs, grads, [&](Value dy) -> Value {
+    Location loc = getLoc();
+    Value one = scalarConstant(b, loc, elementTypeOf(dy), 1.0);
+    Value derivative = b.create<MulOp>(loc, getResult(),
+                                       b.create<SubOp>(loc, one, getResult()));
+    return b.create<MulOp>(loc, dy, derivative);
+  });
+}
+
+LogicalResult ReluOp::buildGradient(OpBuilder &b, ArrayRef<Value> dys,
+                                    ArrayRef<bool> needs,
+                                    SmallVectorImpl<Value> &grads) {
+  // Gradient 0 at x == 0, as PyTorch. Keyed on the output so that the
+  // input need not stay alive for backward.
+  return unaryGradient(dys, needs, grads, [&](Value dy) -> Value {
+    Location loc = getLoc();
+    Value zero = scalarConstant(b, loc, elementTypeOf(dy), 0.0);
+    Value positive = b.create<GreaterOp>(loc, getResult(), zero);
+    return b.create<WhereOp>(loc, positive, dy, zero);
+  });
+}
+
+LogicalResult GeluOp::buildGradient(OpBuilder &b, ArrayRef<Value> dys,
+                                    ArrayRef<bool> needs,
+                                    SmallVectorImpl<Value> &grads) {
+  return unaryGradient(dys, needs, grads, [&](Value dy) -> Value {
+    return b.create<GeluBackwardOp>(getLoc(), dy.getType(), getInput(), dy,
+                                    getApproximateAttr());
+  });
+}
+
+LogicalResult AddOp::buildGradient(OpBuilder &b, ArrayRef<Value> dys,
+                                   ArrayRef<bool> needs,
+                                   SmallVectorImpl<Value> &grads) {
+  auto identity = [](Value dy) { return dy; };
+  return binaryGradient(b, *this, dys, needs, grads, identity, identity);
+}
+
+LogicalResult SubOp::buildGradient(OpBuilder &b, ArrayRef<Value> dys,
+                                   ArrayRef<bool> needs,
+                                   SmallVectorImpl<Value> &grads) {
+  return binaryGradient(
+      b, *this, dys, needs, grads, [](Value dy) { return dy; },
+      [&](Value dy) -> Value { return b.create<NegOp>(getLoc(), dy); });
+}
+
+LogicalResult MulOp::buildGradient(OpBuilder &b, ArrayRef<Value> dys,
+                                   ArrayRef<bool> needs,
+                                   SmallVectorImpl<Value> &grads) {
+  return binaryGradient(
+      b, *this, dys, needs, grads,
+      [&](Value dy) -> Value { return b.create<MulOp>(getLoc(), dy, getRhs()); },
+      [&](Value dy) -> Value { return b.create<MulOp>(getLoc(), dy, getLhs()); });
+}
+
+LogicalResult DivOp::buildGradient(OpBuilder &b, ArrayRef<Value> dys,
+                                   ArrayRef<bool> needs,
+                                   SmallVectorImpl<Value> &grads) {
+  // d(a/b)/da = 1/b; d(a/b)/db = -a/b^2 = -y/b
+  return binaryGradient(
+      b, *this, dys, needs, grads,
+      [&](Value dy) -> Value { return b.create<DivOp>(getLoc(), dy, getRhs()); },
+      [&](Value dy) -> Value {
+        Location loc = getLoc();
+        Value quotient = b.create<DivOp>(loc, getResult(), getRhs());
+        return b.create<NegOp>(loc, b.create<MulOp>(loc, dy, quotient));
+      });
+}
+
+/// Max/Min: the gradient goes to the selected operand; ties split it evenly
+/// (as torch.maximum / torch.minimum).
+template <typename CompareOp, typename Op>
+static LogicalResult selectGradient(Op op, OpBuilder &b, ArrayRef<Value> dys,
+                                    ArrayRef<bool> needs,
+                                    SmallVectorImpl<Value> &grads) {
+  Location loc = op.getLoc();
+  Type et = elementTypeOf(op.getResult());
+  auto shares = [&](Value first, Value second) -> Value {
+    Value wins = maskToFloat(b, loc, b.create<CompareOp>(loc, first, second), et);
+    Value ties = maskToFloat(b, loc, b.create<EqualOp>(loc, first, second), et);
+    Value half = scalarConstant(b, loc, et, 0.5);
+    return b.create<AddOp>(loc, wins, b.create<MulOp>(loc, ties, half));
+  };
+  return binaryGradient(
+      b, op, dys, needs, grads,
+      [&](Value dy) -> Value {
+        return b.create<MulOp>(loc, dy, shares(op.getLhs(), op.getRhs()));
+      },
+      [&](Value dy) -> Value {
+        return b.create<MulOp>(loc, dy, shares(op.getRhs(), op.getLhs()));
+      });
+}
+
+LogicalResult MaxOp::buildGradient(OpBuilder &b, ArrayRef<Value> dys,
+                                   ArrayRef<bool> needs,
+                                   SmallVectorImpl<Value> &grads) {
+  return selectGradient<GreaterOp>(*this, b, dys, needs, grads);
+}
+
+LogicalResult MinOp::buildGradient(OpBuilder &b, ArrayRef<Value> dys,
+                                   ArrayRef<bool> needs,
+                                   SmallVectorImpl<Value> &grads) {
+  return selectGradient<LessOp>(*this, b, dys, needs, grads);
+}
+
+LogicalResult PowOp::buildGradient(OpBuilder &b, ArrayRef<Value> dys,
+                                   ArrayRef<bool> needs,
+                                   SmallVectorImpl<Value> &grads) {
+  Location loc = getLoc();
+  Type et = elementTypeOf(getResult());
+  // d(a^e)/da = e * a^(e-1); d(a^e)/de = y * log(a) (float exponents only).
+  Value exponent = getRhs();
+  if (elementTypeOf(exponent) != et)
+    exponent = b.create<CastOp>(loc, tensorTypeOf(exponent).clone(et), exponent);
+  bool rhsIsFloat = llvm::isa<FloatType>(elementTypeOf(getRhs()));
+  return binaryGradient(
+      b, *this, dys, {needs[0], needs[1] && rhsIsFloat}, grads,
+      [&](Value dy) -> Value {
+        Value one = scalarConstant(b, loc, et, 1.0);
+        Value lowered = b.create<PowOp>(loc, getLhs(),
+                                        b.create<SubOp>(loc, exponent, one));
+        return b.create<MulOp>(loc, dy, b.create<MulOp>(loc, exponent, lowered));
+      },
+      [&](Value dy) -> Value {
+        Value logBase = b.create<LogOp>(loc, getLhs());
+        return b.create<MulOp>(loc, dy, b.create<MulOp>(loc, getResult(), logBase));
+      });
+}
+
+LogicalResult WhereOp::buildGradient(OpBuilder &b, ArrayRef<Value> dys,
+                                     ArrayRef<bool> needs,
+                                     SmallVectorImpl<Value> &grads) {
+  Location loc = getLoc();
+  Value dy = dys[0];
+  Value zero = scalarConstant(b, loc, elementTypeOf(dy), 0.0);
+  grads.push_back(Value()); // the condition
+  grads.push_back(needs[1] ? reduceToShape(b, loc,
+                                           b.create<WhereOp>(loc, getCondition(), dy, zero),
+                                           tensorTypeOf(getOnTrue()))
+                           : Value());
+  grads.push_back(needs[2] ? reduceToShape(b, loc,
+                                           b.create<WhereOp>(loc, getCondition(), zero, dy),
+                                           tensorTypeOf(getOnFalse()))
+                           : Value());
+  return success();
+}
+
+LogicalResult CastOp::buildGradient(OpBuilder &b, ArrayRef<Value> dys,
+                                    ArrayRef<bool> needs,
+                                    SmallVectorImpl<Value> &grads) {
+  // Only float-to-float casts carry a gradient (cast back to the source type).
+  bool floatToFloat = llvm::isa<FloatType>(elementTypeOf(getInput())) &&
+                      llvm::isa<FloatType>(elementTypeOf(getResult()));
+  return unaryGradient(dys, {needs[0] && floatToFloat}, grads,
+                       [&](Value dy) -> Value {
+                         return b.create<CastOp>(getLoc(), getInput().getType(), dy);
+                       });
+}
+
+LogicalResult DropoutOp::buildGradient(OpBuilder &b, ArrayRef<Value> dys,
+                                       ArrayRef<bool> needs,
+                                       SmallVectorImpl<Value> &grads) {
+  // dx = dy * mask / (1 - ratio): the same mask the forward drew.
+  return unaryGradient(dys, needs, grads, [&](Value dy) -> Value {
+    Location loc = getLoc();
+    Type et = elementTypeOf(dy);
+    double ratio = getRatio().convertToDouble();
+    Value kept = b.create<MulOp>(loc, dy, maskToFloat(b, loc, getMask(), et));
+    return b.create<MulOp>(loc, kept, scalarConstant(b, loc, et, 1.0 / (1.0 - ratio)));
+  });
+}
