@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Builds remat with clang + AddressSanitizer + UBSan into BUILD_DIR, runs the
+# unit tests there, then fuzzes the ONNX importer (seeded with the test
+# models) for FUZZ_SECONDS (default 20).
+# Usage: run_sanitized.sh SOURCE_DIR BUILD_DIR
+set -euo pipefail
+src=$1
+build=$2
+seconds=${FUZZ_SECONDS:-20}
+export CCACHE_BASEDIR=$src
+cmake -G Ninja -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+  -DREMAT_SANITIZE=ON -DREMAT_FUZZ=ON >/dev/null
+ninja -C "$build" runtime-kernel-tests interpreter-tests importer-fuzzer
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+"$build/bin/runtime-kernel-tests" --gtest_brief=1
+"$build/bin/interpreter-tests" --gtest_brief=1
+
+corpus=$build/fuzz-corpus
+mkdir -p "$corpus"
+find "$src/tests/models" "$src/examples" -name '*.onnx' -size -200k \
+  -exec cp {} "$corpus/" \; 2>/dev/null || true
+echo "fuzzing the importer for ${seconds} s"
+"$build/bin/importer-fuzzer" -max_total_time="$seconds" -rss_limit_mb=4096 \
+  -timeout=20 -max_len=65536 "$corpus"
