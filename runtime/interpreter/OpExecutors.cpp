@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ExecContext.h"
+#include "ExecutorRegistry.h"
 
 #include "remat/Dialect/RematOps.h"
 #include "remat/Interpreter/Interpreter.h"
@@ -18,35 +19,6 @@ using namespace mlir;
 
 namespace remat {
 namespace {
-
-using ExecutorTable = llvm::DenseMap<TypeID, OpExecutor>;
-
-/// Registers `fn(OpT, ExecContext&)` as the executor of OpT.
-template <typename OpT, typename Fn>
-void add(ExecutorTable &table, Fn fn) {
-  table[TypeID::get<OpT>()] = [fn](Operation *op, ExecContext &ctx) {
-    fn(llvm::cast<OpT>(op), ctx);
-  };
-}
-
-std::vector<int64_t> toVector(ArrayRef<int64_t> values) {
-  return std::vector<int64_t>(values.begin(), values.end());
-}
-
-/// A view of `view`'s data with another shape (same dtype and numel).
-rt::TensorView reshaped(const rt::TensorView &view, rt::Shape shape) {
-  return rt::TensorView(view.dtype, std::move(shape), view.data);
-}
-
-rt::LossReduction lossReduction(StringRef reduction) {
-  if (reduction == "none")
-    return rt::LossReduction::None;
-  if (reduction == "sum")
-    return rt::LossReduction::Sum;
-  if (reduction == "mean")
-    return rt::LossReduction::Mean;
-  throw InterpreterError("unknown loss reduction '" + reduction.str() + "'");
-}
 
 //===----------------------------------------------------------------------===//
 // Elementwise
@@ -300,6 +272,7 @@ const ExecutorTable &executorTable() {
     addConvPool(t);
     addDataMovement(t);
     addLosses(t);
+    addTrainingExecutors(t);
     return t;
   }();
   return table;
