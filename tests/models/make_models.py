@@ -1,0 +1,266 @@
+#!/usr/bin/python3
+"""Builds the small ONNX models that the importer's lit tests use.
+
+Run with Debian's python3-onnx: /usr/bin/python3 tests/models/make_models.py
+The generated .onnx files (a few KB) are committed next to this script.
+"""
+
+import os
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+OPSET = [helper.make_opsetid("", 17)]
+
+
+def save(model, name, check=True):
+    if check:
+        onnx.checker.check_model(model)
+    onnx.save(model, os.path.join(HERE, name))
+
+
+def const(name, array):
+    return helper.make_node("Constant", [], [name], name=name,
+                            value=numpy_helper.from_array(np.asarray(array), name))
+
+
+def outv(name, rank, dtype=TensorProto.FLOAT):
+    """A graph output of known rank and unknown dims (the importer decides)."""
+    return helper.make_tensor_value_info(name, dtype, [None] * rank)
+
+
+def weight(name, shape, role=None, seed=0):
+    rng = np.random.default_rng(seed)
+    t = numpy_helper.from_array(rng.standard_normal(shape).astype(np.float32), name)
+    if role:
+        t.doc_string = "role=" + role
+    return t
+
+
+def shape_chain():
+    """nn.MultiheadAttention-style head split: Shape -> Gather -> Div ->
+    Unsqueeze -> Concat -> Reshape, then a Transpose; with a symbolic batch."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 8, 32])
+    y = outv("y", 4)
+    nodes = [
+        helper.make_node("Shape", ["x"], ["shape"], name="shape"),
+        const("c0", np.array(0, dtype=np.int64)),
+        const("c1", np.array(1, dtype=np.int64)),
+        const("c2", np.array(2, dtype=np.int64)),
+        const("heads", np.array([4], dtype=np.int64)),
+        const("four", np.array(4, dtype=np.int64)),
+        helper.make_node("Gather", ["shape", "c0"], ["b"], name="gather_b", axis=0),
+        helper.make_node("Gather", ["shape", "c1"], ["t"], name="gather_t", axis=0),
+        helper.make_node("Gather", ["shape", "c2"], ["e"], name="gather_e", axis=0),
+        helper.make_node("Div", ["e", "four"], ["hd"], name="div_hd"),
+        helper.make_node("Unsqueeze", ["b", "axes0"], ["b1"], name="unsq_b"),
+        helper.make_node("Unsqueeze", ["t", "axes0"], ["t1"], name="unsq_t"),
+        helper.make_node("Unsqueeze", ["hd", "axes0"], ["hd1"], name="unsq_hd"),
+        const("axes0", np.array([0], dtype=np.int64)),
+        helper.make_node("Concat", ["b1", "t1", "heads", "hd1"], ["newshape"],
+                         name="concat_shape", axis=0),
+        helper.make_node("Reshape", ["x", "newshape"], ["r"], name="split_heads"),
+        helper.make_node("Transpose", ["r"], ["y"], name="to_heads", perm=[0, 2, 1, 3]),
+    ]
+    # Constants must precede their users.
+    nodes = [n for n in nodes if n.op_type == "Constant"] + \
+            [n for n in nodes if n.op_type != "Constant"]
+    graph = helper.make_graph(nodes, "shape_chain", [x], [y])
+    save(helper.make_model(graph, opset_imports=OPSET), "shape_chain.onnx")
+
+
+def unsupported():
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])
+    y = outv("y", 2)
+    nodes = [
+        helper.make_node("Relu", ["x"], ["a"], name="relu"),
+        helper.make_node("HardSwish", ["a"], ["b"], name="hs"),
+        helper.make_node("Relu", ["b"], ["c"], name="relu2"),
+        helper.make_node("Celu", ["c"], ["y"]),
+    ]
+    graph = helper.make_graph(nodes, "unsupported", [x], [y])
+    save(helper.make_model(graph, opset_imports=OPSET), "unsupported.onnx")
+
+
+def symbolic():
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", "T"])
+    y = outv("y", 2)
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"], name="relu")],
+                              "symbolic", [x], [y])
+    save(helper.make_model(graph, opset_imports=OPSET), "symbolic.onnx")
+
+
+def gemm():
+    """A Linear layer as exported: Gemm with transB, a role=buffer initializer
+    added to the output, and an int64 shape initializer used only by Reshape."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 16])
+    y = outv("y", 3)
+    w = weight("fc.weight", [8, 16])
+    b = weight("fc.bias", [8], seed=1)
+    offset = weight("offset", [8], role="buffer", seed=2)
+    shape = numpy_helper.from_array(np.array([2, 2, 8], dtype=np.int64), "out_shape")
+    nodes = [
+        helper.make_node("Gemm", ["x", "fc.weight", "fc.bias"], ["h"], name="fc",
+                         transB=1, alpha=0.5),
+        helper.make_node("Add", ["h", "offset"], ["h2"], name="add_offset"),
+        helper.make_node("Reshape", ["h2", "out_shape"], ["y"], name="reshape"),
+    ]
+    graph = helper.make_graph(nodes, "gemm", [x], [y], initializer=[w, b, offset, shape])
+    save(helper.make_model(graph, opset_imports=OPSET), "gemm.onnx")
+
+
+def reshapes():
+    """Flatten, Squeeze, Unsqueeze (opset 13 axes inputs) and Slice."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 1, 3, 4])
+    outs = [outv(n, r) for n, r in [("flat", 2), ("sq", 3), ("unsq", 5), ("sl", 4)]]
+    nodes = [
+        const("ax1", np.array([1], dtype=np.int64)),
+        const("ax_unsq", np.array([0, -1], dtype=np.int64)),
+        const("starts", np.array([0, -1], dtype=np.int64)),
+        const("ends", np.array([2**62, -100], dtype=np.int64)),
+        const("axes", np.array([3, 2], dtype=np.int64)),
+        const("steps", np.array([2, -1], dtype=np.int64)),
+        helper.make_node("Flatten", ["x"], ["flat"], name="flatten", axis=2),
+        helper.make_node("Squeeze", ["x", "ax1"], ["sq"], name="squeeze"),
+        helper.make_node("Unsqueeze", ["sq", "ax_unsq"], ["unsq"], name="unsqueeze"),
+        helper.make_node("Slice", ["x", "starts", "ends", "axes", "steps"], ["sl"],
+                         name="slice"),
+    ]
+    graph = helper.make_graph(nodes, "reshapes", [x], outs)
+    save(helper.make_model(graph, opset_imports=OPSET), "reshapes.onnx")
+
+
+def shape_only():
+    """Weights as graph inputs with role doc strings (export_params=False)."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4])
+    x.doc_string = "role=data"
+    w = helper.make_tensor_value_info("w", TensorProto.FLOAT, [4, 3])
+    w.doc_string = "role=parameter"
+    m = helper.make_tensor_value_info("mask", TensorProto.BOOL, [2, 3])
+    m.doc_string = "role=buffer"
+    y = outv("y", 2)
+    nodes = [
+        helper.make_node("MatMul", ["x", "w"], ["h"], name="mm"),
+        const("neg", np.array(-1e9, dtype=np.float32)),
+        helper.make_node("Where", ["mask", "h", "neg"], ["y"], name="mask"),
+    ]
+    graph = helper.make_graph(nodes, "shape_only", [x, w, m], [y])
+    save(helper.make_model(graph, opset_imports=OPSET), "shape_only.onnx")
+
+
+def missing_shape_param():
+    """A Reshape whose shape is computed from data: not known at compile time."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])
+    s = helper.make_tensor_value_info("s", TensorProto.INT64, [2])
+    y = outv("y", 2)
+    nodes = [
+        helper.make_node("Neg", ["s"], ["s2"], name="negate"),
+        helper.make_node("Reshape", ["x", "s2"], ["y"], name="n"),
+    ]
+    graph = helper.make_graph(nodes, "unknown_shape", [x, s], [y])
+    save(helper.make_model(graph, opset_imports=OPSET), "unknown_shape.onnx")
+
+
+def external_data():
+    """Initializers stored in an external file, once fine, once escaping."""
+    for name, location in [("external_ok.onnx", "external_ok.bin"),
+                           # tests/CMakeLists.txt: exists, but outside the
+                           # model's directory.
+                           ("external_escape.onnx", "../CMakeLists.txt")]:
+        x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4])
+        y = outv("y", 2)
+        w = numpy_helper.from_array(np.arange(12, dtype=np.float32).reshape(4, 3), "w")
+        shape = numpy_helper.from_array(np.array([3, 2], dtype=np.int64), "shape")
+        for t, offset in [(w, 0), (shape, 64)]:
+            raw = t.raw_data
+            t.ClearField("raw_data")
+            t.data_location = TensorProto.EXTERNAL
+            for k, v in [("location", location), ("offset", str(offset)),
+                         ("length", str(len(raw)))]:
+                e = t.external_data.add()
+                e.key, e.value = k, v
+            if location == "external_ok.bin":
+                mode = "r+b" if offset else "wb"
+                with open(os.path.join(HERE, location), mode) as f:
+                    f.seek(offset)
+                    f.write(raw)
+        nodes = [
+            helper.make_node("MatMul", ["x", "w"], ["h"], name="mm"),
+            helper.make_node("Reshape", ["h", "shape"], ["y"], name="reshape"),
+        ]
+        graph = helper.make_graph(nodes, "external", [x], [y], initializer=[w, shape])
+        save(helper.make_model(graph, opset_imports=OPSET), name, check=False)
+
+
+def truncated():
+    with open(os.path.join(HERE, "gemm.onnx"), "rb") as f:
+        data = f.read()
+    with open(os.path.join(HERE, "truncated.onnx"), "wb") as f:
+        f.write(data[: len(data) // 2])
+    with open(os.path.join(HERE, "not_onnx.onnx"), "wb") as f:
+        f.write(b"this is not a protobuf\xff\xff\xff")
+
+
+def dropout_softmax():
+    """Training-mode Dropout (two of them get distinct streams), an opset-11
+    Softmax coerced to 2-D, and ReduceMean."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4])
+    outs = [outv(n, r) for n, r in [("d1", 3), ("d2", 3), ("mean", 2)]]
+    nodes = [
+        const("ratio", np.array(0.1, dtype=np.float32)),
+        const("train", np.array(True)),
+        helper.make_node("Dropout", ["x", "ratio", "train"], ["d1"], name="drop1", seed=7),
+        helper.make_node("Dropout", ["d1", "ratio", "train"], ["d2", "m2"], name="drop2"),
+        helper.make_node("ReduceMean", ["d2"], ["mean"], name="mean", axes=[-1], keepdims=0),
+    ]
+    graph = helper.make_graph(nodes, "dropout", [x], outs)
+    save(helper.make_model(graph, opset_imports=OPSET), "dropout.onnx")
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4])
+    y = outv("y", 3)
+    graph = helper.make_graph(
+        [helper.make_node("Softmax", ["x"], ["y"], name="softmax", axis=1)],
+        "softmax11", [x], [y])
+    save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)]),
+         "softmax_opset11.onnx")
+
+
+def conv_pool():
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 9, 9])
+    y = outv("y", 4)
+    w = weight("conv.weight", [4, 3, 3, 3])
+    scale = weight("bn.weight", [4], seed=1)
+    bias = weight("bn.bias", [4], seed=2)
+    mean = weight("bn.running_mean", [4], role="buffer", seed=3)
+    var = numpy_helper.from_array(np.ones(4, dtype=np.float32), "bn.running_var")
+    var.doc_string = "role=buffer"
+    nodes = [
+        helper.make_node("Conv", ["x", "conv.weight"], ["c"], name="conv",
+                         auto_pad="SAME_UPPER", strides=[2, 2]),
+        helper.make_node("BatchNormalization",
+                         ["c", "bn.weight", "bn.bias", "bn.running_mean", "bn.running_var"],
+                         ["bn", "new_mean", "new_var"], name="bn", training_mode=1),
+        helper.make_node("MaxPool", ["bn"], ["p"], name="pool", kernel_shape=[2, 2],
+                         ceil_mode=1, strides=[2, 2]),
+        helper.make_node("GlobalAveragePool", ["p"], ["y"], name="gap"),
+    ]
+    graph = helper.make_graph(nodes, "conv", [x],
+                              [y, outv("new_mean", 1)],
+                              initializer=[w, scale, bias, mean, var])
+    save(helper.make_model(graph, opset_imports=OPSET), "conv_bn.onnx")
+
+
+if __name__ == "__main__":
+    shape_chain()
+    unsupported()
+    symbolic()
+    gemm()
+    reshapes()
+    shape_only()
+    missing_shape_param()
+    external_data()
+    truncated()
+    dropout_softmax()
+    conv_pool()
