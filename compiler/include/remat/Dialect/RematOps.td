@@ -74,7 +74,7 @@ def Remat_GeluOp : Remat_UnaryOp<"gelu", Remat_FloatTensor, [Remat_Differentiabl
   let summary = "GELU, exact (erf) or tanh-approximated";
   let description = [{
     `approximate = "none"`: x * Φ(x) with the exact normal CDF (PyTorch's
-    default, exported as Div/Erf/Add/Mul/Mul and fused at import);
+    default, exported as Div/Erf/Add/Mul/Mul and fused by remat-fuse-gelu);
     `"tanh"`: the tanh approximation.
   }];
   let arguments = (ins Remat_FloatTensor:$input,
