@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "remat/Autodiff/ReverseMode.h"
 #include "remat/Dialect/RematOps.h"
 #include "remat/Passes/Passes.h"
 
@@ -187,70 +188,24 @@ FailureOr<Value> AutodiffPass::buildLoss(func::FuncOp func, OpBuilder &b) {
   return sce.getLoss();
 }
 
-/// Reverse sweep from `loss`, filling `gradients` for every active value.
+/// Reverse sweep from `loss` over the body, filling `gradients` for every
+/// value that depends on a parameter.
 LogicalResult AutodiffPass::differentiate(func::FuncOp func, OpBuilder &b,
                                           Value loss,
                                           DenseMap<Value, Value> &gradients) {
-  Block &body = func.getBody().front();
-  // Activity: values that depend on a trainable parameter.
-  llvm::DenseSet<Value> active;
+  SmallVector<Value> parameters;
   for (unsigned i = 0; i < func.getNumArguments(); ++i)
     if (roleOf(func, i) == kRoleParameter)
-      active.insert(func.getArgument(i));
+      parameters.push_back(func.getArgument(i));
   SmallVector<Operation *> ops;
-  for (Operation &op : body.without_terminator()) {
+  for (Operation &op : func.getBody().front().without_terminator())
     ops.push_back(&op);
-    if (!isa<DifferentiableOpInterface>(op))
-      continue;
-    if (llvm::any_of(op.getOperands(), [&](Value v) { return active.contains(v); }))
-      for (Value r : op.getResults())
-        if (llvm::isa<FloatType>(tensorType(r).getElementType()))
-          active.insert(r);
-  }
-  if (!active.contains(loss)) {
-    func.emitError("remat-autodiff: the loss does not depend on any trainable "
-                   "parameter");
-    return failure();
-  }
-
-  gradients[loss] = scalar(b, loss.getLoc(), tensorType(loss).getElementType(), 1.0);
-  for (Operation *op : llvm::reverse(ops)) {
-    SmallVector<Value> resultGrads;
-    bool any = false;
-    for (Value r : op->getResults()) {
-      Value g = gradients.lookup(r);
-      resultGrads.push_back(g);
-      any |= static_cast<bool>(g);
-    }
-    if (!any)
-      continue;
-    auto differentiable = dyn_cast<DifferentiableOpInterface>(op);
-    if (!differentiable)
-      return op->emitError("remat-autodiff: '")
-             << op->getName() << "' has no gradient rule";
-    SmallVector<bool> needs;
-    for (Value v : op->getOperands())
-      needs.push_back(active.contains(v));
-    SmallVector<Value> operandGrads;
-    if (failed(differentiable.buildGradient(b, resultGrads, needs, operandGrads)))
-      return failure();
-    if (operandGrads.size() != op->getNumOperands())
-      return op->emitError("remat-autodiff: gradient rule returned ")
-             << operandGrads.size() << " gradients for " << op->getNumOperands()
-             << " operands";
-    for (auto [operand, grad] : llvm::zip(op->getOperands(), operandGrads)) {
-      if (!grad || !active.contains(operand))
-        continue;
-      if (grad.getType() != operand.getType())
-        return op->emitError("remat-autodiff: gradient rule produced ")
-               << grad.getType() << " for an operand of type "
-               << operand.getType();
-      Value &slot = gradients[operand];
-      // A value used several times (tied weights) gets the sum.
-      slot = slot ? Value(b.create<AddOp>(op->getLoc(), slot, grad)) : grad;
-    }
-  }
-  return success();
+  llvm::DenseSet<Value> active = activeValues(ops, parameters);
+  if (!active.contains(loss))
+    return func.emitError("remat-autodiff: the loss does not depend on any "
+                          "trainable parameter");
+  Value seed = scalar(b, loss.getLoc(), tensorType(loss).getElementType(), 1.0);
+  return buildGradients(b, ops, active, {{loss, seed}}, gradients);
 }
 
 LogicalResult AutodiffPass::buildTrainStep(func::FuncOp func) {
