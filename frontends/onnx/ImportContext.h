@@ -77,6 +77,10 @@ public:
   std::string modelDir; // for external data
   const OnnxImportOptions &options;
   int64_t opset = 1;    // default-domain opset
+  /// The model was exported by PyTorch: ops whose ONNX spec differs from
+  /// PyTorch's behaviour (BatchNorm's running variance) follow PyTorch, so
+  /// that training matches the framework the model came from.
+  bool fromPyTorch = false;
   int64_t nextDropoutStream = 0;
   bool hadError = false;
 

@@ -361,6 +361,7 @@ OwningOpRef<ModuleOp> GraphImporter::run() {
   MLIRContext &ctx = ic.ctx;
   ctx.getOrLoadDialect<RematDialect>();
   ctx.getOrLoadDialect<func::FuncDialect>();
+  ic.fromPyTorch = ic.model.producer_name() == "pytorch";
   for (const auto &opset : ic.model.opset_import())
     if (isDefaultDomain(opset.domain()))
       ic.opset = opset.version();

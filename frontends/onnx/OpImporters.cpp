@@ -351,7 +351,7 @@ LogicalResult importBatchNorm(NodeImporter &n) {
     return n.fail("output 'saved_var' of opset < 14 is not supported");
   Operation *op = n.ic.create<BatchNormTrainingOp>(
       n.loc, x, scale, bias, mean, var, n.b.getF64FloatAttr(*eps),
-      n.b.getF64FloatAttr(*momentum));
+      n.b.getF64FloatAttr(*momentum), n.b.getBoolAttr(n.ic.fromPyTorch));
   return emit(n, op, "remat.batch_norm_training",
               {{0, 0}, {1, 1}, {2, 2}, {3, 3}});
 }

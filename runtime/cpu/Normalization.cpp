@@ -232,7 +232,7 @@ void batchNormTraining(const TensorView &x, const TensorView &scale,
                        const TensorView &runningVarOut,
                        const TensorView &savedMean,
                        const TensorView &savedInvStd, double epsilon,
-                       double momentum) {
+                       double momentum, bool unbiasedRunningVar) {
   const char *kernel = "batchNormTraining";
   const int64_t C = batchNormChannels(kernel, x, y);
   const int64_t N = x.shape[0];
@@ -295,7 +295,12 @@ void batchNormTraining(const TensorView &x, const TensorView &scale,
                       kernel);
   };
   updateRunning(runningMean, runningMeanOut, mu, "runningMean");
-  updateRunning(runningVar, runningVarOut, var, "runningVar");
+  // PyTorch tracks the unbiased variance; the ONNX spec the biased one.
+  std::vector<double> trackedVar = var;
+  if (unbiasedRunningVar && count > 1)
+    for (double &v : trackedVar)
+      v *= count / (count - 1);
+  updateRunning(runningVar, runningVarOut, trackedVar, "runningVar");
 }
 
 } // namespace remat::rt

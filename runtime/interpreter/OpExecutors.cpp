@@ -150,7 +150,8 @@ void addCompute(ExecutorTable &t) {
         ctx.result(op.getNewRunningMean()), ctx.result(op.getNewRunningVar()),
         ctx.optionalResult(op.getSavedMean()),
         ctx.optionalResult(op.getSavedInvStd()),
-        op.getEpsilon().convertToDouble(), op.getMomentum().convertToDouble());
+        op.getEpsilon().convertToDouble(), op.getMomentum().convertToDouble(),
+        op.getUnbiasedRunningVar());
   });
   addReduce<ReduceSumOp>(t, rt::ReduceOp::Sum);
   addReduce<ReduceMeanOp>(t, rt::ReduceOp::Mean);

@@ -254,7 +254,7 @@ TEST(GradCheckTest, BatchNormTraining) {
       Tensor y(dt, xs), mean(dt, {C}), inv(dt, {C});
       batchNormTraining(xt.view(), st.view(), bt.view(), TensorView(),
                         TensorView(), y.view(), TensorView(), TensorView(),
-                        mean.view(), inv.view(), eps, momentum);
+                        mean.view(), inv.view(), eps, momentum, false);
       Tensor dx(dt, xs), ds(dt, {C}), db(dt, {C});
       batchNormTrainingBackward(xt.view(), st.view(), mean.view(), inv.view(),
                                 dyt.view(), dx.view(), ds.view(), db.view());
@@ -266,7 +266,7 @@ TEST(GradCheckTest, BatchNormTraining) {
     auto loss = [&] {
       batchNormTraining(x.view(), scale.view(), bias.view(), TensorView(),
                         TensorView(), y.view(), TensorView(), TensorView(),
-                        TensorView(), TensorView(), eps, momentum);
+                        TensorView(), TensorView(), eps, momentum, false);
       return dot(y, dy);
     };
     expectGradient(x, loss, grads[0], what + " dx");

@@ -167,7 +167,7 @@ TEST(NormalizationTest, BatchNormTrainingUsesBatchStatsAndUpdatesRunning) {
   batchNormTraining(x.view(), scale.view(), bias.view(), runMean.view(),
                     runVar.view(), y.view(), runMeanOut.view(),
                     runVarOut.view(), savedMean.view(), savedInvStd.view(),
-                    eps, momentum);
+                    eps, momentum, /*unbiasedRunningVar=*/false);
 
   std::vector<double> xv = values(x);
   std::vector<double> mu(2, 0), var(2, 0);
@@ -190,6 +190,19 @@ TEST(NormalizationTest, BatchNormTrainingUsesBatchStatsAndUpdatesRunning) {
   expectAllNear(values(runVarOut),
                 {0.9 * 2 + 0.1 * var[0], 0.9 * 3 + 0.1 * var[1]}, 1e-6);
   expectAllNear(values(savedMean), mu, 1e-6);
+
+  // torch.nn.BatchNorm tracks the unbiased variance (count / (count - 1));
+  // the output still uses the biased one.
+  Tensor yUnbiased(DType::F32, shape);
+  batchNormTraining(x.view(), scale.view(), bias.view(), runMean.view(),
+                    runVar.view(), yUnbiased.view(), runMeanOut.view(),
+                    runVarOut.view(), TensorView(), TensorView(), eps, momentum,
+                    /*unbiasedRunningVar=*/true);
+  expectAllNear(values(yUnbiased), expectedY, 1e-5);
+  expectAllNear(values(runVarOut),
+                {0.9 * 2 + 0.1 * var[0] * count / (count - 1),
+                 0.9 * 3 + 0.1 * var[1] * count / (count - 1)},
+                1e-6);
   expectAllNear(values(savedInvStd),
                 {1 / std::sqrt(var[0] + eps), 1 / std::sqrt(var[1] + eps)},
                 1e-5);

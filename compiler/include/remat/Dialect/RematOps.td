@@ -233,12 +233,16 @@ def Remat_BatchNormTrainingOp : Remat_Op<"batch_norm_training",
     (momentum * running + (1 - momentum) * batch, as ONNX opset 15), and the
     batch mean and 1/sqrt(var + eps) that backward uses. The running
     statistics are results, not side effects, so recomputing the op cannot
-    update them twice.
+    update them twice. With `unbiased_running_var`, the running variance
+    tracks the unbiased batch variance, as torch.nn.BatchNorm does (the
+    importer sets it for models PyTorch exported); the output is normalised
+    with the biased variance either way.
   }];
   let arguments = (ins Remat_FloatTensor:$input, Remat_FloatTensor:$scale,
                    Remat_FloatTensor:$bias, Remat_FloatTensor:$running_mean,
                    Remat_FloatTensor:$running_var, F64Attr:$epsilon,
-                   F64Attr:$momentum);
+                   F64Attr:$momentum,
+                   DefaultValuedAttr<BoolAttr, "false">:$unbiased_running_var);
   let results = (outs Remat_FloatTensor:$output,
                  Remat_FloatTensor:$new_running_mean,
                  Remat_FloatTensor:$new_running_var,

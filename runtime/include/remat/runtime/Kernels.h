@@ -101,7 +101,9 @@ void batchNormInference(const TensorView &x, const TensorView &scale,
 /// (biased variance) and writes the updated running statistics
 ///   runningMeanOut = momentum * runningMean + (1 - momentum) * batchMean
 ///   runningVarOut  = momentum * runningVar  + (1 - momentum) * batchVar
-/// (ONNX opset 15 semantics; batchVar is the biased variance). savedMean and
+/// where batchVar is the biased variance (ONNX opset 15), or the unbiased one
+/// (times n/(n-1), as torch.nn.BatchNorm) when unbiasedRunningVar is set; the
+/// output is always normalised with the biased variance. savedMean and
 /// savedInvStd (optional) receive the batch mean and 1/sqrt(var + eps).
 void batchNormTraining(const TensorView &x, const TensorView &scale,
                        const TensorView &bias, const TensorView &runningMean,
@@ -110,7 +112,7 @@ void batchNormTraining(const TensorView &x, const TensorView &scale,
                        const TensorView &runningVarOut,
                        const TensorView &savedMean,
                        const TensorView &savedInvStd, double epsilon,
-                       double momentum);
+                       double momentum, bool unbiasedRunningVar);
 
 //===----------------------------------------------------------------------===//
 // Reductions
