@@ -1,0 +1,76 @@
+//===- RematProblem.h - The rematerialization problem, solver-facing -*- C++ -*-===//
+//
+// What the rematerialization strategies see of a training step: its ops in
+// schedule order as a DAG with a time cost and an output size per op, free
+// of MLIR so that solvers can be tested on synthetic graphs. The compiler
+// builds a RematProblem from @train_step, asks a strategy for a RematPlan,
+// and materialises the plan in the IR (clones of recomputed ops).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef REMAT_PLANNING_REMATPROBLEM_H
+#define REMAT_PLANNING_REMATPROBLEM_H
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace remat::plan {
+
+/// One op of the schedule. Its output (all results together) is one value.
+struct Node {
+  std::string name;            // for reports ("layer.3/Softmax")
+  std::string opKind;          // op name for reports ("remat.softmax")
+  double seconds = 0;          // estimated time to compute it once
+  int64_t outputBytes = 0;     // bytes of its results while live
+  std::vector<int> inputs;     // nodes it reads (indices < its own)
+  /// Whether the op may be executed again before a later use. Backward and
+  /// optimizer ops are not; forward ops are (dropout and BatchNorm are
+  /// recomputable by construction: counter-based RNG, running stats as
+  /// results).
+  bool recomputable = true;
+  /// Layer-like region the op belongs to (e.g. a transformer block index),
+  /// or -1. Strategies may use it (`all` checkpoints region inputs).
+  int region = -1;
+};
+
+/// The problem: nodes in schedule order (a topological order), the bytes
+/// that are live throughout (persistent state and workspace, counted against
+/// the budget but not schedulable), and the budget.
+struct RematProblem {
+  std::vector<Node> nodes;
+  /// Outputs that must be live at the end (loss, new parameters, ...).
+  std::vector<int> graphOutputs;
+  int64_t fixedBytes = 0;
+  int64_t budgetBytes = 0;
+};
+
+/// A plan is an execution sequence: node indices in the order they run; a
+/// node listed again is recomputed. Each occurrence of a node creates an
+/// instance of its value; a node reads the latest instance of each input,
+/// which must still be live. An instance is freed right after its last read
+/// (before the node's next occurrence, if any); graph outputs stay live to
+/// the end. So the sequence alone fixes the memory profile.
+struct RematPlan {
+  std::vector<int> sequence;
+  /// Peak bytes of the sequence (including fixedBytes), as simulated.
+  int64_t peakBytes = 0;
+  /// Time of the sequence (sum of node seconds, recomputations included).
+  double seconds = 0;
+  /// For the MILP: whether optimality was proven and the relative gap.
+  bool provedOptimal = false;
+  double optimalityGap = 0;
+  /// Human-readable note ("MILP: 412 nodes exceed the 300-node limit").
+  std::string note;
+};
+
+/// Simulates `sequence` (free after last use within the sequence; graph
+/// outputs stay live) and fills peakBytes and seconds. Returns false with a
+/// message when the sequence is invalid (a node runs before one of its
+/// inputs is live, a graph output is never computed).
+bool simulate(const RematProblem &problem, RematPlan &plan, std::string &error);
+
+} // namespace remat::plan
+
+#endif // REMAT_PLANNING_REMATPROBLEM_H
