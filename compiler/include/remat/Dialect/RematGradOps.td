@@ -12,7 +12,7 @@
 #define REMAT_GRAD_OPS
 
 class Remat_GradOp<string mnemonic, list<Trait> traits = []>
-    : Remat_Op<mnemonic, !listconcat(traits, [Pure])>;
+    : Remat_Op<mnemonic, !listconcat(traits, [Pure]), Remat_CustomFlops>;
 
 def Remat_GeluBackwardOp : Remat_GradOp<"gelu_backward",
     [AllTypesMatch<["input", "output_grad", "input_grad"]>]> {

@@ -9,6 +9,7 @@
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include "remat/Dialect/CostOpInterface.h"
 #include "remat/Dialect/DifferentiableOpInterface.h"
 #include "remat/Dialect/RematDialect.h"
 #include "remat/Dialect/ShapeInference.h"

@@ -16,6 +16,7 @@ include "mlir/IR/OpBase.td"
 include "mlir/IR/CommonAttrConstraints.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
+include "remat/Dialect/CostOpInterface.td"
 include "remat/Dialect/DifferentiableOpInterface.td"
 
 /// A string attribute restricted to a fixed set of values.
@@ -24,8 +25,13 @@ class Remat_StrOneOf<list<string> cases> : ConfinedAttr<StrAttr, [
         CPred<"::llvm::cast<::mlir::StringAttr>($_self).getValue() == \"" # c # "\"">)>,
       "one of: " # !interleave(cases, ", ")>]>;
 
-class Remat_Op<string mnemonic, list<Trait> traits = []>
-    : Op<Remat_Dialect, mnemonic, traits> {
+/// Ops whose FLOP count is not one per result element define getFlops()
+/// (compiler/lib/Dialect/OpCosts.cpp).
+def Remat_CustomFlops : DeclareOpInterfaceMethods<Remat_CostOpInterface, ["getFlops"]>;
+
+class Remat_Op<string mnemonic, list<Trait> traits = [],
+               Trait cost = Remat_CostOpInterface>
+    : Op<Remat_Dialect, mnemonic, !listconcat(traits, [cost])> {
   let assemblyFormat =
       "operands attr-dict `:` functional-type(operands, results)";
 }
@@ -35,7 +41,7 @@ class Remat_Op<string mnemonic, list<Trait> traits = []>
 //===----------------------------------------------------------------------===//
 
 def Remat_ConstantOp : Remat_Op<"constant", [ConstantLike, Pure,
-    AllTypesMatch<["value", "result"]>]> {
+    AllTypesMatch<["value", "result"]>], Remat_CustomFlops> {
   let summary = "A small constant tensor (ONNX Constant, scalar literals)";
   let description = [{
     Holds literal data that is part of the graph (scale factors, epsilon
@@ -52,8 +58,9 @@ def Remat_ConstantOp : Remat_Op<"constant", [ConstantLike, Pure,
 // Elementwise
 //===----------------------------------------------------------------------===//
 
-class Remat_UnaryOp<string mnemonic, Type operandType, list<Trait> traits = []>
-    : Remat_Op<mnemonic, !listconcat(traits, [Pure, SameOperandsAndResultType])> {
+class Remat_UnaryOp<string mnemonic, Type operandType, list<Trait> traits = [],
+                    Trait cost = Remat_CostOpInterface>
+    : Remat_Op<mnemonic, !listconcat(traits, [Pure, SameOperandsAndResultType]), cost> {
   let arguments = (ins operandType:$input);
   let results = (outs operandType:$output);
 }
@@ -70,7 +77,8 @@ def Remat_SigmoidOp : Remat_UnaryOp<"sigmoid", Remat_FloatTensor, [Remat_Differe
 def Remat_ReluOp : Remat_UnaryOp<"relu", Remat_ArithTensor, [Remat_Differentiable]> { let summary = "max(x, 0)"; }
 def Remat_NotOp : Remat_UnaryOp<"not", Remat_BoolTensor> { let summary = "logical not"; }
 
-def Remat_GeluOp : Remat_UnaryOp<"gelu", Remat_FloatTensor, [Remat_Differentiable]> {
+def Remat_GeluOp : Remat_UnaryOp<"gelu", Remat_FloatTensor, [Remat_Differentiable],
+                                 Remat_CustomFlops> {
   let summary = "GELU, exact (erf) or tanh-approximated";
   let description = [{
     `approximate = "none"`: x * Φ(x) with the exact normal CDF (PyTorch's
@@ -174,7 +182,7 @@ def Remat_DropoutOp : Remat_Op<"dropout", [Remat_Differentiable, Pure, InferType
 //===----------------------------------------------------------------------===//
 
 def Remat_MatMulOp : Remat_Op<"matmul", [Remat_Differentiable, Pure, InferTypeOpAdaptor,
-                                         SameOperandsAndResultElementType]> {
+                                         SameOperandsAndResultElementType], Remat_CustomFlops> {
   let summary = "batched matrix product with broadcast batch dims";
   let description = [{
     lhs [..., M, K] (or [..., K, M] with transpose_lhs), rhs [..., K, N]
@@ -193,7 +201,8 @@ def Remat_MatMulOp : Remat_Op<"matmul", [Remat_Differentiable, Pure, InferTypeOp
 //===----------------------------------------------------------------------===//
 
 class Remat_SoftmaxLikeOp<string mnemonic>
-    : Remat_Op<mnemonic, [Pure, SameOperandsAndResultType, Remat_Differentiable]> {
+    : Remat_Op<mnemonic, [Pure, SameOperandsAndResultType, Remat_Differentiable],
+               Remat_CustomFlops> {
   let arguments = (ins Remat_FloatTensor:$input, I64Attr:$axis);
   let results = (outs Remat_FloatTensor:$output);
   let hasVerifier = 1;
@@ -201,7 +210,7 @@ class Remat_SoftmaxLikeOp<string mnemonic>
 def Remat_SoftmaxOp : Remat_SoftmaxLikeOp<"softmax"> { let summary = "softmax over one axis"; }
 def Remat_LogSoftmaxOp : Remat_SoftmaxLikeOp<"log_softmax"> { let summary = "log-softmax over one axis"; }
 
-def Remat_LayerNormOp : Remat_Op<"layer_norm", [Remat_Differentiable, Pure, InferTypeOpAdaptor]> {
+def Remat_LayerNormOp : Remat_Op<"layer_norm", [Remat_Differentiable, Pure, InferTypeOpAdaptor], Remat_CustomFlops> {
   let summary = "layer normalisation over dims [axis, rank)";
   let description = [{
     Results: the normalised output, and the mean and inverse standard
@@ -216,7 +225,7 @@ def Remat_LayerNormOp : Remat_Op<"layer_norm", [Remat_Differentiable, Pure, Infe
 }
 
 def Remat_BatchNormInferenceOp : Remat_Op<"batch_norm_inference",
-    [Remat_Differentiable, Pure, InferTypeOpAdaptor]> {
+    [Remat_Differentiable, Pure, InferTypeOpAdaptor], Remat_CustomFlops> {
   let summary = "batch normalisation with running statistics (eval mode)";
   let arguments = (ins Remat_FloatTensor:$input, Remat_FloatTensor:$scale,
                    Remat_FloatTensor:$bias, Remat_FloatTensor:$running_mean,
@@ -225,7 +234,7 @@ def Remat_BatchNormInferenceOp : Remat_Op<"batch_norm_inference",
 }
 
 def Remat_BatchNormTrainingOp : Remat_Op<"batch_norm_training",
-    [Remat_Differentiable, Pure, InferTypeOpAdaptor]> {
+    [Remat_Differentiable, Pure, InferTypeOpAdaptor], Remat_CustomFlops> {
   let summary = "batch normalisation with batch statistics (train mode)";
   let description = [{
     Normalises with the batch mean and biased variance over all dims but 1,
@@ -256,7 +265,7 @@ def Remat_BatchNormTrainingOp : Remat_Op<"batch_norm_training",
 
 class Remat_ReduceOp<string mnemonic>
     : Remat_Op<mnemonic, [Pure, InferTypeOpAdaptor, SameOperandsAndResultElementType,
-                        Remat_Differentiable]> {
+                        Remat_Differentiable], Remat_CustomFlops> {
   let arguments = (ins Remat_ArithTensor:$input, DenseI64ArrayAttr:$axes,
                    DefaultValuedAttr<BoolAttr, "true">:$keepdims);
   let results = (outs Remat_ArithTensor:$output);
@@ -279,7 +288,7 @@ def Remat_ReduceMaxOp : Remat_ReduceOp<"reduce_max"> { let summary = "max over a
 // pads = [begin..., end...] as in ONNX.
 //===----------------------------------------------------------------------===//
 
-def Remat_ConvOp : Remat_Op<"conv", [Remat_Differentiable, Pure, InferTypeOpAdaptor]> {
+def Remat_ConvOp : Remat_Op<"conv", [Remat_Differentiable, Pure, InferTypeOpAdaptor], Remat_CustomFlops> {
   let summary = "grouped, strided, dilated convolution";
   let arguments = (ins Remat_FloatTensor:$input, Remat_FloatTensor:$weight,
                    Optional<Remat_FloatTensor>:$bias,
@@ -288,7 +297,7 @@ def Remat_ConvOp : Remat_Op<"conv", [Remat_Differentiable, Pure, InferTypeOpAdap
   let results = (outs Remat_FloatTensor:$output);
 }
 
-def Remat_MaxPoolOp : Remat_Op<"max_pool", [Remat_Differentiable, Pure, InferTypeOpAdaptor]> {
+def Remat_MaxPoolOp : Remat_Op<"max_pool", [Remat_Differentiable, Pure, InferTypeOpAdaptor], Remat_CustomFlops> {
   let summary = "max pooling; also returns the flat argmax indices";
   let arguments = (ins Remat_FloatTensor:$input,
                    DenseI64ArrayAttr:$kernel_shape, DenseI64ArrayAttr:$strides,
@@ -298,7 +307,7 @@ def Remat_MaxPoolOp : Remat_Op<"max_pool", [Remat_Differentiable, Pure, InferTyp
                  RankedTensorOf<[I64]>:$indices);
 }
 
-def Remat_AveragePoolOp : Remat_Op<"average_pool", [Remat_Differentiable, Pure, InferTypeOpAdaptor]> {
+def Remat_AveragePoolOp : Remat_Op<"average_pool", [Remat_Differentiable, Pure, InferTypeOpAdaptor], Remat_CustomFlops> {
   let summary = "average pooling";
   let arguments = (ins Remat_FloatTensor:$input,
                    DenseI64ArrayAttr:$kernel_shape, DenseI64ArrayAttr:$strides,
@@ -309,7 +318,7 @@ def Remat_AveragePoolOp : Remat_Op<"average_pool", [Remat_Differentiable, Pure, 
 }
 
 def Remat_GlobalAveragePoolOp : Remat_Op<"global_average_pool",
-    [Remat_Differentiable, Pure, InferTypeOpAdaptor]> {
+    [Remat_Differentiable, Pure, InferTypeOpAdaptor], Remat_CustomFlops> {
   let summary = "mean over all spatial dims, keeping them as ones";
   let arguments = (ins Remat_FloatTensor:$input);
   let results = (outs Remat_FloatTensor:$output);
@@ -320,7 +329,7 @@ def Remat_GlobalAveragePoolOp : Remat_Op<"global_average_pool",
 //===----------------------------------------------------------------------===//
 
 def Remat_ReshapeOp : Remat_Op<"reshape", [Remat_Differentiable, Pure,
-    SameOperandsAndResultElementType]> {
+    SameOperandsAndResultElementType], Remat_CustomFlops> {
   let summary = "reinterpret the shape; the result type names it";
   let description = [{
     ONNX Reshape, Flatten, Squeeze and Unsqueeze all import as reshape.
@@ -331,27 +340,27 @@ def Remat_ReshapeOp : Remat_Op<"reshape", [Remat_Differentiable, Pure,
   let hasFolder = 1;
 }
 
-def Remat_TransposeOp : Remat_Op<"transpose", [Remat_Differentiable, Pure, InferTypeOpAdaptor]> {
+def Remat_TransposeOp : Remat_Op<"transpose", [Remat_Differentiable, Pure, InferTypeOpAdaptor], Remat_CustomFlops> {
   let summary = "permute dims: result.shape[i] = input.shape[permutation[i]]";
   let arguments = (ins Remat_Tensor:$input, DenseI64ArrayAttr:$permutation);
   let results = (outs Remat_Tensor:$output);
 }
 
 def Remat_ConcatOp : Remat_Op<"concat", [Remat_Differentiable, Pure, InferTypeOpAdaptor,
-                                         SameOperandsAndResultElementType]> {
+                                         SameOperandsAndResultElementType], Remat_CustomFlops> {
   let summary = "concatenate along an axis";
   let arguments = (ins Variadic<Remat_Tensor>:$inputs, I64Attr:$axis);
   let results = (outs Remat_Tensor:$output);
 }
 
-def Remat_SplitOp : Remat_Op<"split", [Remat_Differentiable, Pure]> {
+def Remat_SplitOp : Remat_Op<"split", [Remat_Differentiable, Pure], Remat_CustomFlops> {
   let summary = "split along an axis; result types give the sizes";
   let arguments = (ins Remat_Tensor:$input, I64Attr:$axis);
   let results = (outs Variadic<Remat_Tensor>:$outputs);
   let hasVerifier = 1;
 }
 
-def Remat_SliceOp : Remat_Op<"slice", [Remat_Differentiable, Pure, InferTypeOpAdaptor]> {
+def Remat_SliceOp : Remat_Op<"slice", [Remat_Differentiable, Pure, InferTypeOpAdaptor], Remat_CustomFlops> {
   let summary = "strided slice with one (start, limit, step) per dim";
   let description = [{
     Normalised ONNX Slice: for dim d the result holds
@@ -365,7 +374,7 @@ def Remat_SliceOp : Remat_Op<"slice", [Remat_Differentiable, Pure, InferTypeOpAd
   let results = (outs Remat_Tensor:$output);
 }
 
-def Remat_GatherOp : Remat_Op<"gather", [Remat_Differentiable, Pure, InferTypeOpAdaptor]> {
+def Remat_GatherOp : Remat_Op<"gather", [Remat_Differentiable, Pure, InferTypeOpAdaptor], Remat_CustomFlops> {
   let summary = "ONNX Gather: index the input along one axis";
   let arguments = (ins Remat_Tensor:$input, Remat_IndexTensor:$indices,
                    I64Attr:$axis);
@@ -373,7 +382,7 @@ def Remat_GatherOp : Remat_Op<"gather", [Remat_Differentiable, Pure, InferTypeOp
 }
 
 def Remat_ExpandOp : Remat_Op<"expand", [Remat_Differentiable, Pure,
-    SameOperandsAndResultElementType]> {
+    SameOperandsAndResultElementType], Remat_CustomFlops> {
   let summary = "broadcast to the result type's shape (numpy rules)";
   let arguments = (ins Remat_Tensor:$input);
   let results = (outs Remat_Tensor:$output);
@@ -385,7 +394,7 @@ def Remat_ExpandOp : Remat_Op<"expand", [Remat_Differentiable, Pure,
 //===----------------------------------------------------------------------===//
 
 def Remat_SoftmaxCrossEntropyLossOp : Remat_Op<"softmax_cross_entropy_loss",
-    [Remat_Differentiable, Pure, InferTypeOpAdaptor]> {
+    [Remat_Differentiable, Pure, InferTypeOpAdaptor], Remat_CustomFlops> {
   let summary = "ONNX SoftmaxCrossEntropyLoss (scores [N, C, d...])";
   let arguments = (ins Remat_FloatTensor:$scores, Remat_IndexTensor:$labels,
                    Optional<Remat_FloatTensor>:$weights,
@@ -394,7 +403,7 @@ def Remat_SoftmaxCrossEntropyLossOp : Remat_Op<"softmax_cross_entropy_loss",
   let results = (outs Remat_FloatTensor:$loss, Remat_FloatTensor:$log_prob);
 }
 
-def Remat_NllLossOp : Remat_Op<"nll_loss", [Remat_Differentiable, Pure, InferTypeOpAdaptor]> {
+def Remat_NllLossOp : Remat_Op<"nll_loss", [Remat_Differentiable, Pure, InferTypeOpAdaptor], Remat_CustomFlops> {
   let summary = "ONNX NegativeLogLikelihoodLoss (input [N, C, d...])";
   let arguments = (ins Remat_FloatTensor:$input, Remat_IndexTensor:$target,
                    Optional<Remat_FloatTensor>:$weights,

@@ -10,7 +10,7 @@
 #define REMAT_OPTIMIZER_OPS
 
 def Remat_SgdOp : Remat_Op<"sgd", [Pure,
-    AllTypesMatch<["param", "grad", "new_param"]>]> {
+    AllTypesMatch<["param", "grad", "new_param"]>], Remat_CustomFlops> {
   let summary = "torch.optim.SGD without momentum: p - lr * (g + wd * p)";
   let arguments = (ins Remat_FloatTensor:$param, Remat_FloatTensor:$grad,
                    F64Attr:$lr, DefaultValuedAttr<F64Attr, "0.0">:$weight_decay);
@@ -19,7 +19,7 @@ def Remat_SgdOp : Remat_Op<"sgd", [Pure,
 
 def Remat_SgdMomentumOp : Remat_Op<"sgd_momentum", [Pure,
     AllTypesMatch<["param", "grad", "momentum_buffer", "new_param",
-                   "new_momentum_buffer"]>]> {
+                   "new_momentum_buffer"]>], Remat_CustomFlops> {
   let summary = "torch.optim.SGD with momentum (optionally Nesterov)";
   let arguments = (ins Remat_FloatTensor:$param, Remat_FloatTensor:$grad,
                    Remat_FloatTensor:$momentum_buffer, RankedTensorOf<[I64]>:$step,
@@ -33,7 +33,7 @@ def Remat_SgdMomentumOp : Remat_Op<"sgd_momentum", [Pure,
 
 def Remat_AdamOp : Remat_Op<"adam", [Pure,
     AllTypesMatch<["param", "grad", "exp_avg", "exp_avg_sq", "new_param",
-                   "new_exp_avg", "new_exp_avg_sq"]>]> {
+                   "new_exp_avg", "new_exp_avg_sq"]>], Remat_CustomFlops> {
   let summary = "torch.optim.Adam, or AdamW with decoupled = true";
   let arguments = (ins Remat_FloatTensor:$param, Remat_FloatTensor:$grad,
                    Remat_FloatTensor:$exp_avg, Remat_FloatTensor:$exp_avg_sq,

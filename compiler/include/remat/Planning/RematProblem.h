@@ -63,6 +63,12 @@ struct RematPlan {
   double optimalityGap = 0;
   /// Human-readable note ("MILP: 412 nodes exceed the 300-node limit").
   std::string note;
+  /// Filled by the strategies (Strategies.h): whether peakBytes is within
+  /// the budget (always true when budgetBytes <= 0, i.e. unbounded), the
+  /// planner's wall time, and which strategy (and variant) made the plan.
+  bool fitsBudget = false;
+  double solveSeconds = 0;
+  std::string strategy;
 };
 
 /// Simulates `sequence` (free after last use within the sequence; graph

@@ -57,4 +57,18 @@ def Autodiff : Pass<"remat-autodiff", "mlir::ModuleOp"> {
   ];
 }
 
+def ScheduleUpdates : Pass<"remat-schedule-updates", "mlir::func::FuncOp"> {
+  let summary = "Apply each parameter's update as soon as its gradient is complete";
+  let description = [{
+    A memory-aware schedule for training steps: each optimizer update (and
+    the step counter it reads) moves up to right after the last op that
+    defines one of its operands, so each gradient dies as soon as it is
+    complete instead of all gradients living until the end of backward.
+    Updates are written in place into persistent state, so an update also
+    stays after every other read of the parameter and state it overwrites
+    (e.g. the backward matmul that reads a weight to propagate the gradient).
+    The body order is the schedule; values and results are unchanged.
+  }];
+}
+
 #endif // REMAT_PASSES

@@ -1,0 +1,68 @@
+//===- MemoryProfile.h - Liveness and memory by category --------*- C++ -*-===//
+//
+// Liveness of every tensor of a straight-line function along its schedule
+// (the body order), and the resulting memory profile by category. Persistent
+// state (parameters, buffers, optimizer state, step) is allocated once and
+// updated in place, so it is counted apart from the per-step arena.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef REMAT_ANALYSIS_MEMORYPROFILE_H
+#define REMAT_ANALYSIS_MEMORYPROFILE_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseMap.h"
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+namespace remat {
+
+enum class MemoryCategory {
+  Input,      // the batch: data inputs and labels
+  Activation, // forward values that backward reads
+  Gradient,   // parameter gradients
+  Temporary,  // everything else the step computes
+  Count,
+};
+const char *categoryName(MemoryCategory category);
+
+/// One arena buffer: a value (and the reshapes that alias it), live from
+/// the step that defines it to its last read. Step -1 is "before the first
+/// op" (function inputs); results returned by the function live to the end.
+struct BufferLifetime {
+  mlir::Value value;
+  int64_t bytes = 0;
+  int begin = 0;
+  int end = 0;
+  MemoryCategory category = MemoryCategory::Temporary;
+};
+
+struct MemoryProfile {
+  std::vector<BufferLifetime> buffers;
+  /// Arena buffer of every value that has one (aliases map to their root).
+  llvm::DenseMap<mlir::Value, unsigned> bufferOf;
+  int64_t persistentBytes = 0;
+  int numSteps = 0;
+  /// Live arena bytes at each step (index step + 1, so that step -1 fits).
+  std::vector<int64_t> liveBytes;
+  int64_t peakBytes = 0;
+  int peakStep = -1;
+  /// Live bytes per category at the peak.
+  std::array<int64_t, static_cast<size_t>(MemoryCategory::Count)> peakByCategory{};
+};
+
+/// Bytes of a ranked tensor type (i1 takes a byte), rounded up to
+/// `alignment` when it is non-zero.
+int64_t tensorBytes(mlir::Type type, int64_t alignment = 0);
+
+/// Computes the profile of `func`, whose arguments and results carry
+/// remat.role attributes (a @train_step built by remat-autodiff, or a
+/// @forward). Buffer sizes are rounded up to `alignment` bytes.
+MemoryProfile computeMemoryProfile(mlir::func::FuncOp func,
+                                   int64_t alignment = 256);
+
+} // namespace remat
+
+#endif // REMAT_ANALYSIS_MEMORYPROFILE_H

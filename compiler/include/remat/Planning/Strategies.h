@@ -1,0 +1,124 @@
+//===- Strategies.h - Rematerialization strategies -------------*- C++ -*-===//
+//
+// The strategies behind `--strategy none|all|sqrt|milp|auto`. Each takes a
+// RematProblem and returns a RematPlan whose sequence passes simulate(), with
+// peakBytes, seconds, fitsBudget, solveSeconds, strategy and note filled.
+// A plan fits when peakBytes <= budgetBytes; budgetBytes <= 0 means no
+// budget. When nothing a strategy considers fits, it returns the lowest-peak
+// plan it found and says so in the note.
+//
+// Every strategy except the MILP builds its plan from a choice of values to
+// keep (checkpoints) with the schedule builder below, so that the backward
+// (non-recomputable) part of the schedule keeps its order and each forward
+// value lost to the budget is recomputed just before the backward op that
+// needs it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef REMAT_PLANNING_STRATEGIES_H
+#define REMAT_PLANNING_STRATEGIES_H
+
+#include "remat/Planning/RematProblem.h"
+
+#include <climits>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace remat::plan {
+
+enum class Strategy { None, All, Sqrt, Milp, Auto };
+
+/// "none", "all", "sqrt", "milp", "auto"; nullopt for anything else.
+std::optional<Strategy> parseStrategy(std::string_view name);
+const char *strategyName(Strategy strategy);
+
+struct MilpOptions {
+  /// Wall-clock limit for branch and bound (`--milp-seconds`).
+  double timeLimitSeconds = 10;
+  /// Above this many nodes the MILP is not built at all; the strategy
+  /// returns at once with a note ("graph too big for the MILP ...").
+  int maxNodes = 250;
+  /// Give CBC the best checkpoint plan (none/all/sqrt) as a first incumbent.
+  bool warmStart = true;
+  /// CBC's own log level (0 = silent).
+  int logLevel = 0;
+};
+
+struct AutoOptions {
+  /// Soft wall-clock limit for the local search phases; the seed plans and
+  /// one greedy pass always run.
+  double timeLimitSeconds = 4;
+  /// Up to this many nodes every forward value is a move of the local
+  /// search; above it, values are moved in groups (the same op at the same
+  /// place in every region).
+  int perValueSearchNodes = 600;
+  /// Up to this many nodes auto also runs the MILP (warm-started from its
+  /// own best plan) for at most milpSeconds and keeps the better plan.
+  /// 0 turns it off.
+  int milpBelowNodes = 0;
+  double milpSeconds = 2;
+  /// Seed for the perturbations of the local search (deterministic).
+  unsigned seed = 1;
+};
+
+struct StrategyOptions {
+  MilpOptions milp;
+  AutoOptions autoOptions;
+};
+
+//===-- Strategies -------------------------------------------------------===//
+
+/// The schedule as it is: nothing recomputed.
+RematPlan planNone(const RematProblem &problem);
+/// Keep the values that cross region boundaries (the inputs of every
+/// layer-like region) and values outside regions; recompute the rest.
+RematPlan planAll(const RematProblem &problem);
+/// Chen et al. 2016: cut the forward ops (schedule order) into segments and
+/// keep the values crossing each cut. Tries every segment count (sampled on
+/// big graphs) and takes the fastest plan within the budget; without a
+/// budget, about sqrt(n) segments.
+RematPlan planSqrt(const RematProblem &problem);
+/// The Checkmate MILP (stage = node), solved with CBC.
+RematPlan planMilp(const RematProblem &problem, const MilpOptions &options = {});
+/// The default: seeds (none, all, sqrt, region and two-level families),
+/// then a local search over which values to keep, checked by simulate.
+RematPlan planAuto(const RematProblem &problem, const AutoOptions &options = {});
+
+RematPlan runStrategy(Strategy strategy, const RematProblem &problem,
+                      const StrategyOptions &options = {});
+
+//===-- Building plans from checkpoints ----------------------------------===//
+
+/// Forward-style (recomputable) nodes run once in schedule order; a value
+/// with keep[v] stays live until its last read; any other recomputable value
+/// is freed after its last read by a recomputable node in the schedule (its
+/// last forward use). Before each node, missing inputs are recomputed
+/// together with their missing recomputable ancestors, in schedule order,
+/// from kept or live values; recomputed values stay live until their last
+/// read. Graph outputs are always kept. The result passes simulate(); its
+/// peakBytes/seconds are filled (fitsBudget too).
+RematPlan planFromCheckpoints(const RematProblem &problem,
+                              const std::vector<bool> &keep);
+
+/// Multi-level generalisation (Revolve-like). level[v] = 0 keeps v like
+/// keep[v] above; kNotKept (or any value > maxLevel) marks an ordinary
+/// value; levels 1..L mark nested checkpoints. Values with level <= l cut
+/// the forward ops into level-l segments. With retainAll=false, of the
+/// values recomputed for a node, only those in the finest segment of one of
+/// the node's missing inputs, and level-l checkpoints lying in the same
+/// level-(l-1) segment as such an input, stay live; the others are freed
+/// right after the recomputation and recomputed again when needed. With
+/// retainAll=true every recomputed value stays live (planFromCheckpoints).
+constexpr int kNotKept = INT_MAX;
+RematPlan planFromLevels(const RematProblem &problem,
+                         const std::vector<int> &level, bool retainAll);
+
+/// Sum of every node's seconds: the time of the schedule without
+/// recomputation.
+double baseSeconds(const RematProblem &problem);
+
+} // namespace remat::plan
+
+#endif // REMAT_PLANNING_STRATEGIES_H

@@ -1,0 +1,193 @@
+//===- MemoryProfile.cpp - Liveness and memory by category ----------------===//
+
+#include "remat/Analysis/MemoryProfile.h"
+#include "remat/Dialect/RematOps.h"
+
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SetVector.h"
+
+using namespace mlir;
+
+namespace remat {
+
+const char *categoryName(MemoryCategory category) {
+  switch (category) {
+  case MemoryCategory::Input: return "inputs";
+  case MemoryCategory::Activation: return "activations";
+  case MemoryCategory::Gradient: return "gradients";
+  case MemoryCategory::Temporary: return "temporaries";
+  case MemoryCategory::Count: break;
+  }
+  return "?";
+}
+
+int64_t tensorBytes(Type type, int64_t alignment) {
+  auto tensor = llvm::dyn_cast<RankedTensorType>(type);
+  if (!tensor)
+    return 0;
+  Type element = tensor.getElementType();
+  int64_t elementBytes =
+      element.isInteger(1) ? 1 : std::max<int64_t>(1, element.getIntOrFloatBitWidth() / 8);
+  int64_t bytes = tensor.getNumElements() * elementBytes;
+  if (alignment > 0)
+    bytes = (bytes + alignment - 1) / alignment * alignment;
+  return bytes;
+}
+
+static StringRef argRole(func::FuncOp func, unsigned index) {
+  auto role = func.getArgAttrOfType<StringAttr>(index, RematDialect::kRoleAttr);
+  return role ? role.getValue() : "";
+}
+
+static StringRef resultRole(func::FuncOp func, unsigned index) {
+  auto role = func.getResultAttrOfType<StringAttr>(index, RematDialect::kRoleAttr);
+  return role ? role.getValue() : "";
+}
+
+static bool isPersistentRole(StringRef role) {
+  return role == "parameter" || role == "buffer" || role == "optimizer_state" ||
+         role == "step";
+}
+
+MemoryProfile computeMemoryProfile(func::FuncOp func, int64_t alignment) {
+  MemoryProfile profile;
+  Block &body = func.getBody().front();
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+
+  // Steps: op positions in the body; the return is the last step.
+  llvm::DenseMap<Operation *, int> stepOf;
+  int step = 0;
+  for (Operation &op : body)
+    stepOf[&op] = step++;
+  profile.numSteps = step;
+  const int endStep = step - 1;
+
+  // Values written in place into persistent state: results returned with a
+  // persistent role (new parameters, optimizer state, running statistics).
+  llvm::DenseSet<Value> persistent;
+  SmallVector<Value> lossValues;
+  for (auto [index, v] : llvm::enumerate(ret.getOperands())) {
+    StringRef role = resultRole(func, index);
+    if (isPersistentRole(role))
+      persistent.insert(v);
+    if (role == "loss")
+      lossValues.push_back(v);
+  }
+  for (BlockArgument arg : func.getArguments())
+    if (isPersistentRole(argRole(func, arg.getArgNumber()))) {
+      persistent.insert(arg);
+      profile.persistentBytes += tensorBytes(arg.getType(), alignment);
+    }
+
+  // Forward ops: those the loss depends on (all ops when there is no loss).
+  llvm::DenseSet<Operation *> forward;
+  SmallVector<Value> worklist(lossValues.begin(), lossValues.end());
+  while (!worklist.empty()) {
+    Operation *def = worklist.pop_back_val().getDefiningOp();
+    if (!def || !forward.insert(def).second)
+      continue;
+    worklist.append(def->operand_begin(), def->operand_end());
+  }
+  bool training = !lossValues.empty();
+  auto isBackward = [&](Operation *op) {
+    return training && !forward.contains(op) && !isa<func::ReturnOp>(op);
+  };
+  // Parameter gradients: what the optimizer updates read as `grad`.
+  llvm::DenseSet<Value> gradients;
+  for (Operation &op : body) {
+    if (auto u = dyn_cast<SgdOp>(op))
+      gradients.insert(u.getGrad());
+    else if (auto u = dyn_cast<SgdMomentumOp>(op))
+      gradients.insert(u.getGrad());
+    else if (auto u = dyn_cast<AdamOp>(op))
+      gradients.insert(u.getGrad());
+  }
+  for (auto [index, v] : llvm::enumerate(ret.getOperands()))
+    if (resultRole(func, index) == "gradient")
+      gradients.insert(v);
+
+  auto addBuffer = [&](Value v, int begin, MemoryCategory category) {
+    BufferLifetime b;
+    b.value = v;
+    b.bytes = tensorBytes(v.getType(), alignment);
+    b.begin = begin;
+    b.end = begin;
+    b.category = category;
+    profile.bufferOf[v] = profile.buffers.size();
+    profile.buffers.push_back(b);
+  };
+  for (BlockArgument arg : func.getArguments())
+    if (!persistent.contains(arg))
+      addBuffer(arg, -1, MemoryCategory::Input);
+  for (Operation &op : body) {
+    if (isa<func::ReturnOp>(op))
+      continue;
+    for (Value r : op.getResults()) {
+      if (persistent.contains(r))
+        continue;
+      // A reshape is a view of its input's buffer.
+      if (auto reshape = dyn_cast<ReshapeOp>(op)) {
+        auto it = profile.bufferOf.find(reshape.getInput());
+        if (it != profile.bufferOf.end()) {
+          profile.bufferOf[r] = it->second;
+          continue;
+        }
+      }
+      MemoryCategory category = MemoryCategory::Temporary;
+      if (gradients.contains(r))
+        category = MemoryCategory::Gradient;
+      else if (training && forward.contains(&op) &&
+               llvm::any_of(r.getUsers(), isBackward))
+        category = MemoryCategory::Activation;
+      addBuffer(r, stepOf[&op], category);
+    }
+  }
+  // Last reads; returned values live to the end.
+  for (Operation &op : body)
+    for (Value operand : op.getOperands()) {
+      auto it = profile.bufferOf.find(operand);
+      if (it == profile.bufferOf.end())
+        continue;
+      BufferLifetime &b = profile.buffers[it->second];
+      int use = isa<func::ReturnOp>(op) ? endStep : stepOf[&op];
+      b.end = std::max(b.end, use);
+    }
+  // A forward value aliased by a reshape that backward reads is an
+  // activation too.
+  for (Operation &op : body) {
+    if (!isBackward(&op))
+      continue;
+    for (Value operand : op.getOperands()) {
+      auto it = profile.bufferOf.find(operand);
+      if (it == profile.bufferOf.end())
+        continue;
+      BufferLifetime &b = profile.buffers[it->second];
+      Operation *def = b.value.getDefiningOp();
+      if (b.category == MemoryCategory::Temporary && def && forward.contains(def))
+        b.category = MemoryCategory::Activation;
+    }
+  }
+
+  // The profile: difference array over steps -1..endStep.
+  std::vector<int64_t> delta(profile.numSteps + 2, 0);
+  for (const BufferLifetime &b : profile.buffers) {
+    delta[b.begin + 1] += b.bytes;
+    delta[b.end + 2] -= b.bytes;
+  }
+  profile.liveBytes.assign(profile.numSteps + 1, 0);
+  int64_t live = 0;
+  for (int i = 0; i <= profile.numSteps; ++i) {
+    live += delta[i];
+    profile.liveBytes[i] = live;
+    if (live > profile.peakBytes) {
+      profile.peakBytes = live;
+      profile.peakStep = i - 1;
+    }
+  }
+  for (const BufferLifetime &b : profile.buffers)
+    if (b.begin <= profile.peakStep && profile.peakStep <= b.end)
+      profile.peakByCategory[static_cast<size_t>(b.category)] += b.bytes;
+  return profile;
+}
+
+} // namespace remat

@@ -1,0 +1,103 @@
+//===- OpCosts.cpp - FLOP counts of ops that are not one per element ------===//
+//
+// Counts are the usual ones (a multiply-add is two operations); constant
+// factors for transcendental-heavy ops are rough, which is all an estimate
+// that is max(compute, memory) + launch needs: such ops are memory bound.
+//
+//===----------------------------------------------------------------------===//
+
+#include "remat/Dialect/RematOps.h"
+
+using namespace mlir;
+using namespace remat;
+
+static double elements(Value value) {
+  return static_cast<double>(
+      llvm::cast<RankedTensorType>(value.getType()).getNumElements());
+}
+
+static double product(ArrayRef<int64_t> values) {
+  double p = 1;
+  for (int64_t v : values)
+    p *= static_cast<double>(v);
+  return p;
+}
+
+/// 2 * output elements * (input channels per group) * kernel elements: the
+/// same for conv and both of its backward ops.
+static double convFlops(Value weight, Value output) {
+  auto w = llvm::cast<RankedTensorType>(weight.getType());
+  return 2.0 * elements(output) * product(w.getShape().drop_front(1));
+}
+
+// Pure data movement and constants: no arithmetic.
+double ConstantOp::getFlops() { return 0; }
+double ReshapeOp::getFlops() { return 0; }
+double TransposeOp::getFlops() { return 0; }
+double ConcatOp::getFlops() { return 0; }
+double SplitOp::getFlops() { return 0; }
+double SliceOp::getFlops() { return 0; }
+double GatherOp::getFlops() { return 0; }
+double ExpandOp::getFlops() { return 0; }
+
+double MatMulOp::getFlops() {
+  auto lhs = getLhs().getType();
+  int64_t k = getTransposeLhs() ? lhs.getDimSize(lhs.getRank() - 2)
+                                : lhs.getDimSize(lhs.getRank() - 1);
+  return 2.0 * elements(getOutput()) * static_cast<double>(k);
+}
+
+double GeluOp::getFlops() { return 8 * elements(getOutput()); }
+double SoftmaxOp::getFlops() { return 4 * elements(getOutput()); }
+double LogSoftmaxOp::getFlops() { return 4 * elements(getOutput()); }
+double LayerNormOp::getFlops() { return 8 * elements(getOutput()); }
+double BatchNormInferenceOp::getFlops() { return 2 * elements(getOutput()); }
+double BatchNormTrainingOp::getFlops() { return 6 * elements(getOutput()); }
+double ReduceSumOp::getFlops() { return elements(getInput()); }
+double ReduceMeanOp::getFlops() { return elements(getInput()); }
+double ReduceMaxOp::getFlops() { return elements(getInput()); }
+
+double ConvOp::getFlops() {
+  return convFlops(getWeight(), getOutput()) +
+         (getBias() ? elements(getOutput()) : 0);
+}
+double MaxPoolOp::getFlops() {
+  return elements(getOutput()) * product(getKernelShape());
+}
+double AveragePoolOp::getFlops() {
+  return elements(getOutput()) * product(getKernelShape());
+}
+double GlobalAveragePoolOp::getFlops() { return elements(getInput()); }
+
+double SoftmaxCrossEntropyLossOp::getFlops() { return 5 * elements(getScores()); }
+double NllLossOp::getFlops() { return elements(getLoss()); }
+
+// Backward ops.
+double GeluBackwardOp::getFlops() { return 12 * elements(getInputGrad()); }
+double SoftmaxBackwardOp::getFlops() { return 4 * elements(getInputGrad()); }
+double LogSoftmaxBackwardOp::getFlops() { return 4 * elements(getInputGrad()); }
+double LayerNormBackwardOp::getFlops() { return 12 * elements(getInputGrad()); }
+double BatchNormTrainingBackwardOp::getFlops() {
+  return 10 * elements(getInputGrad());
+}
+double ConvBackwardDataOp::getFlops() {
+  return convFlops(getWeight(), getOutputGrad());
+}
+double ConvBackwardFilterOp::getFlops() {
+  return convFlops(getWeightGrad(), getOutputGrad());
+}
+double MaxPoolBackwardOp::getFlops() { return elements(getOutputGrad()); }
+double AveragePoolBackwardOp::getFlops() {
+  return elements(getOutputGrad()) * product(getKernelShape());
+}
+double GatherBackwardOp::getFlops() { return elements(getOutputGrad()); }
+double SliceBackwardOp::getFlops() { return 0; }
+double SoftmaxCrossEntropyLossBackwardOp::getFlops() {
+  return 3 * elements(getScoresGrad());
+}
+double NllLossBackwardOp::getFlops() { return elements(getLossGrad()); }
+
+// Optimizer updates, per parameter element.
+double SgdOp::getFlops() { return 3 * elements(getParam()); }
+double SgdMomentumOp::getFlops() { return 6 * elements(getParam()); }
+double AdamOp::getFlops() { return 14 * elements(getParam()); }

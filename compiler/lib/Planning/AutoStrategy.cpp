@@ -1,0 +1,390 @@
+//===- AutoStrategy.cpp - The default rematerialization strategy -----------===//
+//
+// A search over checkpoint plans, every candidate built by PlanBuilder and
+// scored by simulate() (so a plan's peak is exact, not estimated):
+//
+//  1. Seeds: no recomputation; every plan `sqrt` considers (all segment
+//     counts, with and without the last segment kept), so auto is never
+//     worse than sqrt; `all` and its coarser versions (regions grouped g at
+//     a time), so auto is never worse than all; two-level (Revolve-like)
+//     versions of both for budgets that one level of checkpoints cannot
+//     meet.
+//  2. Tails: for the best seeds, keep every forward value after a point,
+//     found by bisection (the last layers' backward comes first, so keeping
+//     them costs memory only while the peak has not been reached).
+//  3. Local search: flip what is kept (kept / dropped / nested checkpoint),
+//     first improvement, then perturbations (iterated local search) until a
+//     number of rounds without improvement or the time limit. On small
+//     graphs each forward value is a move; on big ones a move is a group:
+//     the same op at the same place in every region (transformer blocks
+//     repeat), so one move decides e.g. "keep the QKV matmul outputs of
+//     every block".
+//  4. Optionally, on small graphs, the MILP warm-started from the best plan.
+//
+// A plan beats another if it fits and the other does not, else if it is
+// faster (fitting) or lower (not fitting).
+//
+//===----------------------------------------------------------------------===//
+
+#include "PlanningSupport.h"
+
+#include "remat/Planning/Strategies.h"
+
+#include <algorithm>
+#include <map>
+#include <random>
+
+namespace remat::plan {
+namespace detail {
+namespace {
+
+class AutoSearch {
+public:
+  AutoSearch(const RematProblem &problem, const ForwardInfo &info,
+             const AutoOptions &options)
+      : problem(problem), info(info), options(options),
+        builder(problem, info), rng(options.seed) {}
+
+  /// Builds c; keeps it if it is the best so far. Returns its plan.
+  const RematPlan &consider(const Candidate &c) {
+    ++evaluations;
+    scratch = RematPlan();
+    if (!builder.build(c.level, c.retainAll, scratch))
+      return scratch;
+    scratch.strategy = c.label;
+    if (!have || better(problem, scratch, bestPlan)) {
+      bestPlan = scratch;
+      best = c;
+      have = true;
+    }
+    return scratch;
+  }
+
+  bool timeLeft() const { return watch.seconds() < options.timeLimitSeconds; }
+
+  /// Keeps everything from forward position `from` on in c.
+  Candidate withTail(const Candidate &c, int from) const {
+    Candidate t = c;
+    const int m = static_cast<int>(info.fwdNodes.size());
+    for (int q = std::max(0, from); q < m; ++q)
+      t.level[info.fwdNodes[q]] = 0;
+    t.label = c.label + " + tail from op " + std::to_string(from);
+    return t;
+  }
+
+  /// Bisection over where the kept tail starts (positions: region starts,
+  /// or 64 even points without regions).
+  void tailSearch(const Candidate &c) {
+    const int m = static_cast<int>(info.fwdNodes.size());
+    std::vector<int> starts;
+    if (info.numRegions > 1) {
+      int prevRegion = -2;
+      for (int q = 0; q < m; ++q) {
+        int r = info.regionOrd[info.fwdNodes[q]];
+        if (r != prevRegion && r >= 0)
+          starts.push_back(q);
+        prevRegion = r;
+      }
+    } else {
+      int pts = std::min(m, 64);
+      for (int i = 0; i < pts; ++i)
+        starts.push_back(static_cast<int>(static_cast<int64_t>(i) * m / pts));
+    }
+    starts.push_back(m);
+    std::sort(starts.begin(), starts.end());
+    starts.erase(std::unique(starts.begin(), starts.end()), starts.end());
+    // Find the smallest index whose tail plan fits (fits is monotone in the
+    // start for these plans in practice; bisection is a heuristic).
+    int lo = 0, hi = static_cast<int>(starts.size()) - 1;
+    while (lo < hi) {
+      int mid = (lo + hi) / 2;
+      const RematPlan &p = consider(withTail(c, starts[mid]));
+      if (fits(problem, p))
+        hi = mid;
+      else
+        lo = mid + 1;
+    }
+    consider(withTail(c, starts[lo]));
+  }
+
+  /// Groups of forward values moved together.
+  std::vector<std::vector<int>> makeUnits(bool perValue) const {
+    std::vector<std::vector<int>> units;
+    if (perValue) {
+      for (int v : info.fwdNodes)
+        if (!info.isOutput[v])
+          units.push_back({v});
+      return units;
+    }
+    std::map<std::pair<int, std::string>, int> index;
+    std::vector<int> localCount(info.numRegions, 0);
+    for (int v : info.fwdNodes) {
+      if (info.isOutput[v])
+        continue;
+      int r = info.regionOrd[v];
+      if (r < 0) {
+        units.push_back({v});
+        continue;
+      }
+      int local = localCount[r]++;
+      auto key = std::make_pair(local, problem.nodes[v].opKind);
+      auto [it, inserted] =
+          index.emplace(key, static_cast<int>(units.size()));
+      if (inserted)
+        units.push_back({});
+      units[it->second].push_back(v);
+    }
+    // Expensive-to-recompute, small values first.
+    auto ratio = [&](const std::vector<int> &u) {
+      double s = 0, b = 1;
+      for (int v : u) {
+        s += problem.nodes[v].seconds;
+        b += static_cast<double>(problem.nodes[v].outputBytes);
+      }
+      return s / b;
+    };
+    std::stable_sort(units.begin(), units.end(),
+                     [&](const auto &a, const auto &b) {
+                       return ratio(a) > ratio(b);
+                     });
+    return units;
+  }
+
+  /// First-improvement hill climbing from `best`, then iterated local
+  /// search.
+  void localSearch(const std::vector<std::vector<int>> &units,
+                   bool allowLevel1, int maxStale) {
+    if (!have || units.empty())
+      return;
+    std::vector<int> values = {0, kNotKept};
+    if (allowLevel1)
+      values.push_back(1);
+    Candidate cur = best;
+    RematPlan curPlan = bestPlan;
+    std::vector<int> order(units.size());
+    for (size_t i = 0; i < order.size(); ++i)
+      order[i] = static_cast<int>(i);
+
+    auto setUnit = [&](Candidate &c, int u, int value) {
+      for (int v : units[u])
+        c.level[v] = value;
+    };
+    auto unitValue = [&](const Candidate &c, int u) {
+      int first = c.level[units[u][0]];
+      for (int v : units[u])
+        if (c.level[v] != first)
+          return -1; // mixed
+      return first;
+    };
+    auto climb = [&](Candidate &c, RematPlan &plan, bool shuffle) {
+      bool improved = true;
+      while (improved && timeLeft()) {
+        improved = false;
+        if (shuffle)
+          std::shuffle(order.begin(), order.end(), rng);
+        for (int u : order) {
+          if (!timeLeft())
+            break;
+          int now = unitValue(c, u);
+          std::vector<int> saved;
+          for (int v : units[u])
+            saved.push_back(c.level[v]);
+          for (int value : values) {
+            if (value == now)
+              continue;
+            setUnit(c, u, value);
+            ++evaluations;
+            RematPlan trial;
+            if (builder.build(c.level, c.retainAll, trial) &&
+                better(problem, trial, plan)) {
+              plan = std::move(trial);
+              now = value;
+              improved = true;
+              saved.clear();
+              for (int v : units[u])
+                saved.push_back(c.level[v]);
+              break;
+            }
+            for (size_t i = 0; i < units[u].size(); ++i)
+              c.level[units[u][i]] = saved[i];
+          }
+        }
+        // The retention rule as a move too.
+        c.retainAll = !c.retainAll;
+        ++evaluations;
+        RematPlan trial;
+        if (builder.build(c.level, c.retainAll, trial) &&
+            better(problem, trial, plan)) {
+          plan = std::move(trial);
+          improved = true;
+        } else {
+          c.retainAll = !c.retainAll;
+        }
+      }
+    };
+    climb(cur, curPlan, /*shuffle=*/false);
+    adopt(cur, curPlan, "local search");
+
+    std::uniform_int_distribution<int> pickUnit(
+        0, static_cast<int>(units.size()) - 1);
+    std::uniform_int_distribution<int> pickValue(
+        0, static_cast<int>(values.size()) - 1);
+    int stale = 0;
+    while (stale < maxStale && timeLeft()) {
+      Candidate c = best;
+      RematPlan plan;
+      int flips = 1 + static_cast<int>(rng() % 3);
+      for (int f = 0; f < flips; ++f)
+        setUnit(c, pickUnit(rng), values[pickValue(rng)]);
+      ++evaluations;
+      if (!builder.build(c.level, c.retainAll, plan))
+        break;
+      climb(c, plan, /*shuffle=*/true);
+      if (better(problem, plan, bestPlan)) {
+        adopt(c, plan, "local search");
+        stale = 0;
+      } else {
+        ++stale;
+      }
+    }
+  }
+
+  void adopt(Candidate c, RematPlan plan, const std::string &how) {
+    if (have && !better(problem, plan, bestPlan))
+      return;
+    if (c.label.find(how) == std::string::npos)
+      c.label += " + " + how;
+    plan.strategy = c.label;
+    best = std::move(c);
+    bestPlan = std::move(plan);
+    have = true;
+  }
+
+  const RematProblem &problem;
+  const ForwardInfo &info;
+  const AutoOptions &options;
+  PlanBuilder builder;
+  std::mt19937 rng;
+  Stopwatch watch;
+  Candidate best;
+  RematPlan bestPlan, scratch;
+  bool have = false;
+  int evaluations = 0;
+};
+
+} // namespace
+} // namespace detail
+
+using namespace detail;
+
+RematPlan planAuto(const RematProblem &problem, const AutoOptions &options) {
+  Stopwatch watch;
+  ForwardInfo info = analyzeForward(problem);
+  AutoSearch search(problem, info, options);
+  const int n = info.n;
+  const int m = static_cast<int>(info.fwdNodes.size());
+  const bool small = n <= options.perValueSearchNodes;
+
+  // 1. Seeds.
+  Candidate none;
+  none.level.assign(n, 0);
+  none.label = "none";
+  search.consider(none);
+  std::vector<std::pair<RematPlan, Candidate>> seeds;
+  auto seed = [&](const Candidate &c) {
+    const RematPlan &p = search.consider(c);
+    seeds.emplace_back(p, c);
+  };
+  for (int k : segmentCounts(m))
+    for (bool tail : {false, true})
+      seed(sqrtCandidate(info, k, tail));
+  for (int g = 1; g <= info.numRegions; ++g)
+    seed(regionCandidate(problem, info, g));
+
+  // Two-level seeds: coarse cuts kept from the forward pass, fine cuts kept
+  // only while their coarse segment is being worked through.
+  auto twoLevel = [&](const std::vector<int> &coarse,
+                      const std::vector<int> &fine, const std::string &label) {
+    Candidate c;
+    c.level.assign(n, kNotKept);
+    c.retainAll = false;
+    c.label = label;
+    std::vector<bool> k0(n, false), k1(n, false);
+    markCrossing(info, coarse, k0);
+    markCrossing(info, fine, k1);
+    for (int v = 0; v < n; ++v)
+      c.level[v] = k0[v] ? 0 : (k1[v] ? 1 : kNotKept);
+    seed(c);
+  };
+  {
+    std::vector<int> coarseCounts;
+    for (int k : segmentCounts(m))
+      if (small || k <= 16 || k % 4 == 0)
+        coarseCounts.push_back(k);
+    for (int k1 : coarseCounts)
+      for (int j : {2, 3, 4, 6, 8}) {
+        if (static_cast<int64_t>(k1) * j > m)
+          break;
+        twoLevel(evenCuts(info, k1), evenCuts(info, k1 * j),
+                 "two-level(" + std::to_string(k1) + "x" + std::to_string(j) +
+                     " segments)");
+      }
+    if (info.numRegions > 1) {
+      for (int g = 2; g <= info.numRegions; ++g) {
+        Candidate c = regionCandidate(problem, info, g);
+        std::vector<bool> fine = regionCrossingKeep(problem, info, 1);
+        for (int v = 0; v < n; ++v)
+          if (c.level[v] != 0 && fine[v])
+            c.level[v] = 1;
+        c.retainAll = false;
+        c.label = "two-level(region inputs, every " + std::to_string(g) +
+                  " regions kept)";
+        seed(c);
+      }
+    }
+  }
+
+  // 2. Tails on the best few distinct seeds.
+  std::stable_sort(seeds.begin(), seeds.end(), [&](const auto &a,
+                                                   const auto &b) {
+    return better(problem, a.first, b.first);
+  });
+  {
+    int tried = 0;
+    for (size_t i = 0; i < seeds.size() && tried < (small ? 6 : 3); ++i) {
+      search.tailSearch(seeds[i].second);
+      ++tried;
+    }
+  }
+
+  // 3. Local search.
+  auto units = search.makeUnits(small);
+  int maxStale = small ? std::max(20, 2 * static_cast<int>(units.size())) : 2;
+  search.localSearch(units, /*allowLevel1=*/true, maxStale);
+  if (!small && search.timeLeft())
+    search.tailSearch(search.best);
+
+  RematPlan result = search.bestPlan;
+
+  // 4. Optional exact polish on small graphs.
+  if (options.milpBelowNodes > 0 && n <= options.milpBelowNodes) {
+    MilpOptions milp;
+    milp.timeLimitSeconds = options.milpSeconds;
+    milp.maxNodes = options.milpBelowNodes;
+    RematPlan exact = solveMilp(problem, milp, &result);
+    if (better(problem, exact, result)) {
+      exact.strategy = "milp polish of " + result.strategy;
+      result = std::move(exact);
+    }
+  }
+
+  result.provedOptimal = result.provedOptimal && result.strategy.rfind(
+                                                     "milp", 0) == 0;
+  std::string label = "auto: " + result.strategy;
+  std::string note = std::to_string(search.evaluations) + " plans simulated";
+  result.note = result.note.empty() ? note : note + "; " + result.note;
+  finish(problem, result, label, watch.seconds());
+  return result;
+}
+
+} // namespace remat::plan
