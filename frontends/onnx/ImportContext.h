@@ -77,6 +77,8 @@ public:
   std::string modelDir; // for external data
   const OnnxImportOptions &options;
   int64_t opset = 1;    // default-domain opset
+  /// Opset of ai.onnx.preview.training; 0 when the model does not import it.
+  int64_t trainingOpset = 0;
   /// The model was exported by PyTorch: ops whose ONNX spec differs from
   /// PyTorch's behaviour (BatchNorm's running variance) follow PyTorch, so
   /// that training matches the framework the model came from.

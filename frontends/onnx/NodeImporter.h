@@ -114,6 +114,12 @@ using OpHandler = mlir::LogicalResult (*)(NodeImporter &);
 /// Op type -> importer, default ONNX domain.
 const llvm::StringMap<OpHandler> &opHandlers();
 
+/// The ONNX training domain (Gradient and the optimizers), opset 1.
+constexpr const char *kTrainingDomain = "ai.onnx.preview.training";
+/// Op type -> importer, domain ai.onnx.preview.training
+/// (TrainingOpImporters.cpp).
+const llvm::StringMap<OpHandler> &trainingOpHandlers();
+
 /// Tries to evaluate a node whose inputs are all known constants with the
 /// runtime kernels. Returns nullopt if the op has no folder or the node
 /// should not be folded (too large); throws rt::RuntimeError on kernel

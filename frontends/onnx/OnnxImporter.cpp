@@ -58,6 +58,24 @@ bool isDefaultDomain(const std::string &domain) {
   return domain.empty() || domain == "ai.onnx";
 }
 
+/// The handler table for a node's domain, or null for an unsupported domain.
+const llvm::StringMap<OpHandler> *handlersFor(const std::string &domain) {
+  if (isDefaultDomain(domain))
+    return &opHandlers();
+  if (domain == kTrainingDomain)
+    return &trainingOpHandlers();
+  return nullptr;
+}
+
+/// The importer's handler for `node`, or null.
+OpHandler handlerFor(const onnx::NodeProto &node) {
+  const auto *table = handlersFor(node.domain());
+  if (!table)
+    return nullptr;
+  auto it = table->find(node.op_type());
+  return it == table->end() ? nullptr : it->second;
+}
+
 class GraphImporter {
 public:
   GraphImporter(MLIRContext &ctx, const onnx::ModelProto &model,
@@ -84,10 +102,17 @@ private:
 
 bool GraphImporter::checkSupported() {
   bool ok = true;
-  const auto &handlers = opHandlers();
   for (int i = 0; i < graph().node_size(); ++i) {
     const auto &node = graph().node(i);
-    if (isDefaultDomain(node.domain()) && handlers.count(node.op_type()))
+    if (node.domain() == kTrainingDomain && handlerFor(node) &&
+        ic.trainingOpset > 1) {
+      ic.error("node " + nodeLabel(node, i) + " (" + node.op_type() +
+               ", domain " + node.domain() + "): unsupported opset version " +
+               std::to_string(ic.trainingOpset) + " (only 1 is supported)");
+      ok = false;
+      continue;
+    }
+    if (handlerFor(node))
       continue;
     ic.error("node " + nodeLabel(node, i) + " (" + node.op_type() +
              ", domain " +
@@ -284,7 +309,6 @@ bool GraphImporter::collectArgs() {
 }
 
 bool GraphImporter::importNodes() {
-  const auto &handlers = opHandlers();
   for (int i = 0; i < graph().node_size(); ++i) {
     const auto &node = graph().node(i);
     NodeImporter n(ic, node, i);
@@ -304,7 +328,10 @@ bool GraphImporter::importNodes() {
       allKnown &= t != nullptr;
     }
     try {
-      if (allKnown && node.op_type() != "Constant") {
+      // Only default-domain ops fold (the training ops have no folder, and
+      // Gradient must see the ops it differentiates).
+      if (allKnown && node.op_type() != "Constant" &&
+          isDefaultDomain(node.domain())) {
         auto results = foldNode(n, consts);
         if (ic.hadError)
           return false;
@@ -331,12 +358,12 @@ bool GraphImporter::importNodes() {
           continue;
         }
       }
-      auto handler = handlers.find(node.op_type());
-      if (handler == handlers.end()) {
+      OpHandler handler = handlerFor(node);
+      if (!handler) {
         (void)n.fail("unsupported op");
         return false;
       }
-      if (failed(handler->second(n))) {
+      if (failed(handler(n))) {
         if (!ic.hadError)
           (void)n.fail("import failed");
         return false;
@@ -365,6 +392,8 @@ OwningOpRef<ModuleOp> GraphImporter::run() {
   for (const auto &opset : ic.model.opset_import())
     if (isDefaultDomain(opset.domain()))
       ic.opset = opset.version();
+    else if (opset.domain() == kTrainingDomain)
+      ic.trainingOpset = opset.version();
 
   if (!checkSupported())
     return nullptr;

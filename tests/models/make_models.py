@@ -252,6 +252,170 @@ def conv_pool():
     save(helper.make_model(graph, opset_imports=OPSET), "conv_bn.onnx")
 
 
+TRAINING = "ai.onnx.preview.training"
+TRAINING_OPSET = [helper.make_opsetid("", 17), helper.make_opsetid(TRAINING, 1)]
+
+
+def save_data_set(directory, inputs, outputs):
+    """Writes input_<i>.pb / output_<i>.pb (the ONNX backend-test layout)."""
+    os.makedirs(directory, exist_ok=True)
+    for kind, tensors in (("input", inputs), ("output", outputs)):
+        for i, (name, array) in enumerate(tensors):
+            with open(os.path.join(directory, f"{kind}_{i}.pb"), "wb") as f:
+                f.write(numpy_helper.from_array(array, name).SerializeToString())
+
+
+def training_gradient():
+    """An ai.onnx.preview.training Gradient node: d sum(tanh(x @ W + b)) with
+    respect to W, b and an input u that does not reach the loss (x is a zs
+    tensor), plus a reference data set. A second model asks for a
+    second-order gradient through Softmax, whose backward op has no gradient
+    rule."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])
+    u = helper.make_tensor_value_info("u", TensorProto.FLOAT, [4])
+    w = weight("W", [3, 4], seed=4)
+    b = weight("b", [4], seed=5)
+    nodes = [
+        helper.make_node("MatMul", ["x", "W"], ["xw"], name="matmul"),
+        helper.make_node("Add", ["xw", "b"], ["h"], name="bias"),
+        helper.make_node("Tanh", ["h"], ["t"], name="tanh"),
+        helper.make_node("ReduceSum", ["t"], ["loss"], name="loss", keepdims=0),
+        helper.make_node("Gradient", ["W", "b", "u", "x"], ["dW", "db", "du"],
+                         name="grad", domain=TRAINING,
+                         xs=["W", "b", "u"], zs=["x"], y="loss"),
+    ]
+    outs = [outv("loss", 0), outv("dW", 2), outv("db", 1), outv("du", 1)]
+    graph = helper.make_graph(nodes, "gradient", [x, u], outs, initializer=[w, b])
+    save(helper.make_model(graph, opset_imports=TRAINING_OPSET), "training_gradient.onnx")
+
+    rng = np.random.default_rng(6)
+    xv = rng.standard_normal([2, 3]).astype(np.float32)
+    uv = rng.standard_normal([4]).astype(np.float32)
+    wv, bv = numpy_helper.to_array(w), numpy_helper.to_array(b)
+    t = np.tanh(xv @ wv + bv)
+    dh = 1 - t * t
+    save_data_set(os.path.join(HERE, "training_gradient", "test_data_set_0"),
+                  [("x", xv), ("u", uv)],
+                  [("loss", np.array(t.sum(), dtype=np.float32)),
+                   ("dW", (xv.T @ dh).astype(np.float32)),
+                   ("db", dh.sum(0).astype(np.float32)),
+                   ("du", np.zeros(4, dtype=np.float32))])
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])
+    nodes = [
+        helper.make_node("Softmax", ["x"], ["s"], name="softmax", axis=-1),
+        helper.make_node("ReduceMax", ["s"], ["m"], name="max", keepdims=0),
+        helper.make_node("Gradient", ["x"], ["dx"], name="grad1", domain=TRAINING,
+                         xs=["x"], y="m"),
+        helper.make_node("ReduceSum", ["dx"], ["g"], name="sum", keepdims=0),
+        helper.make_node("Gradient", ["x"], ["ddx"], name="grad2", domain=TRAINING,
+                         xs=["x"], y="g"),
+    ]
+    graph = helper.make_graph(nodes, "second_order", [x], [outv("ddx", 2)])
+    save(helper.make_model(graph, opset_imports=TRAINING_OPSET), "training_gradient_no_rule.onnx")
+
+
+def training_optimizers():
+    """Adam, Adagrad and both Momentum modes in one graph at step T = 3 (the
+    ONNX backend tests only cover T = 0), with every coefficient non-zero,
+    plus a reference data set computed from the ONNX pseudo code."""
+    nc, ncp, alpha, beta, eps, decay = 0.01, 0.02, 0.9, 0.99, 1e-3, 0.1
+    shapes = {"adam": [2, 3], "adagrad": [3], "mom": [4], "nes": [2, 2]}
+    state = {"adam": ["V", "H"], "adagrad": ["H"], "mom": ["V"], "nes": ["V"]}
+    inputs = [helper.make_tensor_value_info("R", TensorProto.FLOAT, []),
+              helper.make_tensor_value_info("T", TensorProto.INT64, [])]
+    rng = np.random.default_rng(7)
+    r, t = np.array(0.05, dtype=np.float32), np.array(3, dtype=np.int64)
+    values = [("R", r), ("T", t)]
+    arrays = {}
+    for key, shape in shapes.items():
+        for v in ["X", "G"] + state[key]:
+            name = f"{v}_{key}"
+            a = rng.standard_normal(shape).astype(np.float32)
+            if v == "H":
+                a = np.abs(a)
+            arrays[name] = a
+            values.append((name, a))
+            inputs.append(helper.make_tensor_value_info(name, TensorProto.FLOAT, shape))
+
+    def names(key, vs):
+        return [f"{v}_{key}" for v in vs]
+
+    nodes = [
+        helper.make_node("Adam", ["R", "T"] + names("adam", "XGVH"),
+                         names("adam", ["Xn", "Vn", "Hn"]), name="adam", domain=TRAINING,
+                         norm_coefficient=nc, norm_coefficient_post=ncp, alpha=alpha,
+                         beta=beta, epsilon=eps),
+        helper.make_node("Adagrad", ["R", "T"] + names("adagrad", "XGH"),
+                         names("adagrad", ["Xn", "Hn"]), name="adagrad", domain=TRAINING,
+                         norm_coefficient=nc, decay_factor=decay, epsilon=eps),
+        helper.make_node("Momentum", ["R", "T"] + names("mom", "XGV"),
+                         names("mom", ["Xn", "Vn"]), name="momentum", domain=TRAINING,
+                         norm_coefficient=nc, alpha=alpha, beta=0.5, mode="standard"),
+        helper.make_node("Momentum", ["R", "T"] + names("nes", "XGV"),
+                         names("nes", ["Xn", "Vn"]), name="nesterov", domain=TRAINING,
+                         norm_coefficient=nc, alpha=alpha, beta=0.5, mode="nesterov"),
+    ]
+    out_names = [o for n in nodes for o in n.output]
+    outs = [outv(o, len(shapes[o.split("_")[1]])) for o in out_names]
+    graph = helper.make_graph(nodes, "optimizers", inputs, outs)
+    save(helper.make_model(graph, opset_imports=TRAINING_OPSET), "training_optimizers.onnx")
+
+    # The ONNX pseudo code, in float64.
+    a = {k: v.astype(np.float64) for k, v in arrays.items()}
+    r64, t64 = float(r), int(t)
+    f32 = lambda v: np.float32(v)  # noqa: E731 (the attributes are stored as float)
+    nc, ncp, alpha, beta, eps, decay = map(lambda v: float(f32(v)),
+                                           (nc, ncp, alpha, beta, eps, decay))
+    half = float(f32(0.5))
+    res = {}
+    g = nc * a["X_adam"] + a["G_adam"]
+    v = alpha * a["V_adam"] + (1 - alpha) * g
+    h = beta * a["H_adam"] + (1 - beta) * g * g
+    ra = r64 * np.sqrt(1 - beta ** t64) / (1 - alpha ** t64) if t64 > 0 else r64
+    res["Xn_adam"] = (1 - ncp) * (a["X_adam"] - ra * v / (np.sqrt(h) + eps))
+    res["Vn_adam"], res["Hn_adam"] = v, h
+    g = nc * a["X_adagrad"] + a["G_adagrad"]
+    h = a["H_adagrad"] + g * g
+    res["Xn_adagrad"] = a["X_adagrad"] - (r64 / (1 + t64 * decay)) * g / (np.sqrt(h) + eps)
+    res["Hn_adagrad"] = h
+    for key in ("mom", "nes"):
+        g = nc * a["X_" + key] + a["G_" + key]
+        v = alpha * a["V_" + key] + (half if t64 > 0 else 1.0) * g
+        step = g + alpha * v if key == "nes" else v
+        res["Xn_" + key], res["Vn_" + key] = a["X_" + key] - r64 * step, v
+    save_data_set(os.path.join(HERE, "training_optimizers", "test_data_set_0"), values,
+                  [(o, res[o].astype(np.float32)) for o in out_names])
+
+    # An opset the importer does not know (the checker rejects it too).
+    graph = helper.make_graph(nodes[:1], "opset2", inputs[:2] + inputs[2:6], outs[:3])
+    save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
+                                                 helper.make_opsetid(TRAINING, 2)]),
+         "training_opset2.onnx", check=False)
+
+
+def adam_multiple():
+    """The ONNX backend test test_adam_multiple as fixed upstream (onnx/onnx
+    PR #7763): the installed model lacks the epsilon = 1e-2 that its
+    reference outputs were computed with. Runs on the installed data set."""
+    names = ["X1", "X2", "G1", "G2", "V1", "V2", "H1", "H2"]
+    shapes = {"1": [1], "2": [2]}
+    inputs = [helper.make_tensor_value_info("R", TensorProto.FLOAT, []),
+              helper.make_tensor_value_info("T", TensorProto.INT64, [])]
+    inputs += [helper.make_tensor_value_info(n, TensorProto.FLOAT, shapes[n[1]])
+               for n in names]
+    outputs = ["X1_new", "X2_new", "V1_new", "V2_new", "H1_new", "H2_new"]
+    node = helper.make_node("Adam", ["R", "T"] + names, outputs, domain=TRAINING,
+                            norm_coefficient=0.001, alpha=0.95, beta=0.85,
+                            epsilon=1e-2)
+    graph = helper.make_graph(
+        [node], "test_adam_multiple", inputs,
+        [helper.make_tensor_value_info(o, TensorProto.FLOAT, shapes[o[1]])
+         for o in outputs])
+    save(helper.make_model(graph, opset_imports=[helper.make_opsetid(TRAINING, 1)]),
+         "adam_multiple.onnx")
+
+
 if __name__ == "__main__":
     shape_chain()
     unsupported()
@@ -264,3 +428,6 @@ if __name__ == "__main__":
     truncated()
     dropout_softmax()
     conv_pool()
+    training_gradient()
+    training_optimizers()
+    adam_multiple()

@@ -1,0 +1,2 @@
+B
+Xn_adagradJ'00><¾vJ!À
