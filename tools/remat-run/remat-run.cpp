@@ -1,8 +1,10 @@
-//===- remat-run.cpp - Run a model with the reference interpreter ---------===//
+//===- remat-run.cpp - Run or train a model with the reference interpreter ===//
 //
 //   remat-run MODEL.onnx --inputs DIR --outputs DIR [--shape NAME=AxB ...]
 //             [--batch N] [--expect DIR [--rtol R] [--atol A]] [--step N]
-//             [--quiet]
+//             [--expect-loss V] [--quiet]
+//   remat-run MODEL.onnx --train --inputs DIR [--steps N] [--optimizer ...]
+//             [--dump-grads DIR] [--check-grads DIR] [--save-weights OUT] ...
 //
 // Imports the model (or parses a .mlir file in the remat dialect), runs the
 // same cleanup as the compiler (remat-fuse-gelu, canonicalize), binds the
@@ -11,31 +13,30 @@
 // runtime's CPU kernels and writes DIR/output_<i>.pb. With --expect, compares
 // each output with DIR/output_<i>.pb and prints PASS or FAIL.
 //
-// Exit status: 0 success (and PASS), 1 FAIL (outputs differ), 2 error.
+// With --train, builds @train_step (remat-autodiff) and runs it for N steps
+// on the batch (TrainingLoop.cpp).
+//
+// Exit status: 0 success (and PASS), 1 FAIL (outputs differ, a check
+// failed), 2 error.
 //
 //===----------------------------------------------------------------------===//
 
+#include "ModelLoader.h"
+#include "Options.h"
+#include "ToolSupport.h"
+#include "TrainingLoop.h"
+
 #include "remat/Dialect/RematOps.h"
-#include "remat/Frontend/OnnxImporter.h"
-#include "remat/Frontend/ShapeFlags.h"
 #include "remat/Interpreter/Interpreter.h"
-#include "remat/Passes/Passes.h"
-#include "remat/runtime/Kernels.h"
 #include "remat/runtime/TensorProtoIO.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/Parser/Parser.h"
-#include "mlir/Pass/PassManager.h"
-#include "mlir/Transforms/Passes.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/raw_ostream.h"
 
-#include "onnx/onnx_pb.h"
-
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -50,22 +51,17 @@
 
 namespace fs = std::filesystem;
 using namespace mlir;
+using namespace remat::run;
 
 namespace {
-
-/// Any failure the tool reports as `remat-run: error: <message>`.
-struct ToolError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-constexpr int kExitFail = 1;
-constexpr int kExitError = 2;
 
 const char *const kUsage =
     "usage: remat-run MODEL.onnx|MODEL.mlir [--inputs DIR] [--outputs DIR]\n"
     "                 [--shape NAME=AxB ...] [--batch N] [--frozen NAME ...]\n"
     "                 [--expect DIR [--rtol R] [--atol A]] [--step N] "
     "[--quiet]\n"
+    "       remat-run MODEL --train --inputs DIR [--steps N] [training "
+    "options]\n"
     "\n"
     "  --inputs DIR    input_<i>.pb files for the model's graph inputs (ONNX\n"
     "                  backend-test layout; for .mlir, the `input` arguments)\n"
@@ -78,30 +74,59 @@ const char *const kUsage =
     "  --rtol R        relative tolerance (default 1e-4)\n"
     "  --atol A        absolute tolerance (default 1e-5)\n"
     "  --step N        training step keying the dropout RNG (default 0)\n"
-    "  --quiet         no summary line\n"
+    "  --expect-loss V fail unless the scalar output (with --train: the loss\n"
+    "                  of step 1) is within 1e-5*max(1,|V|) of V\n"
+    "  --quiet         no summary line (forward: on stderr; --train: the\n"
+    "                  `trained N steps` line on stdout)\n"
+    "\n"
+    "training (--train): runs N steps of @train_step (remat-autodiff) on the\n"
+    "batch in --inputs and prints `step <i> loss <value>` per step\n"
+    "  --steps N            number of steps (default 1)\n"
+    "  --loss auto|cross-entropy|mse\n"
+    "                       auto: the model's scalar output is the loss;\n"
+    "                       otherwise it is appended to the logits and its\n"
+    "                       labels come from the input file after the graph\n"
+    "                       inputs\n"
+    "  --labels NAME        name of the appended labels input (default labels)\n"
+    "  --logits NAME        output the appended loss reads (default: the only "
+    "one)\n"
+    "  --optimizer sgd|adam|adamw   (default sgd)\n"
+    "  --lr LR              learning rate (default 0.01 sgd, 1e-3 adam/adamw)\n"
+    "  --momentum M --dampening D --nesterov   SGD momentum\n"
+    "  --beta1 B1 --beta2 B2 --eps E           Adam (0.9, 0.999, 1e-8)\n"
+    "  --weight-decay W     (default 0; 0.01 for adamw)\n"
+    "  --dump-grads DIR     first step's gradients as DIR/<param>.pb\n"
+    "  --dump-params DIR    parameters after the last step\n"
+    "  --dump-buffers DIR   updated buffers (BatchNorm running stats) after\n"
+    "                       the last step\n"
+    "  --save-weights OUT   the model with the trained initializers (checked\n"
+    "                       with the ONNX checker)\n"
+    "  --check-grads DIR, --check-params DIR, --check-buffers DIR\n"
+    "                       compare with every DIR/<name>.pb: pass iff\n"
+    "                       max|a-b| <= tolerance * max|ref| per tensor\n"
+    "  --tolerance T        (default 1e-4)\n"
+    "  --skip-grad-below G  --check-params ignores elements whose reference\n"
+    "                       gradient (--check-grads DIR) is below G in\n"
+    "                       magnitude: Adam's first step turns the rounding\n"
+    "                       of a gradient near eps into an O(lr) update\n"
+    "  --max-final-loss V   fail if the last step's loss is above V\n"
+    "  --verbose            print each checked tensor's error\n"
     "\n"
     "exit status: 0 ok / PASS, 1 FAIL, 2 error\n";
-
-struct Options {
-  std::string model;
-  std::string inputsDir, outputsDir, expectDir;
-  std::vector<std::string> shapeFlags, frozen;
-  int64_t batch = -1;
-  double rtol = 1e-4, atol = 1e-5;
-  uint64_t step = 0;
-  bool quiet = false;
-};
 
 //===----------------------------------------------------------------------===//
 // Command line
 //===----------------------------------------------------------------------===//
 
-double parseDouble(const std::string &flag, const std::string &text) {
+double parseDouble(const std::string &flag, const std::string &text,
+                   bool allowNegative = false) {
   char *end = nullptr;
   double value = std::strtod(text.c_str(), &end);
-  if (text.empty() || *end != '\0' || !std::isfinite(value) || value < 0)
-    throw ToolError(flag + " expects a non-negative number, got '" + text +
-                    "'");
+  if (text.empty() || *end != '\0' || !std::isfinite(value) ||
+      (value < 0 && !allowNegative))
+    throw ToolError(flag + " expects a" +
+                    (allowNegative ? std::string("") : " non-negative") +
+                    " number, got '" + text + "'");
   return value;
 }
 
@@ -116,7 +141,21 @@ int64_t parseInt(const std::string &flag, const std::string &text) {
 /// Returns nullopt when --help was asked for.
 std::optional<Options> parseCommandLine(int argc, char **argv) {
   Options options;
+  TrainOptions &train = options.train;
   std::vector<std::string> positional;
+  std::set<std::string> trainFlagsGiven;
+  static const std::set<std::string> trainOnly = {
+      "--steps",        "--loss",         "--labels",       "--logits",
+      "--optimizer",    "--lr",           "--momentum",     "--dampening",
+      "--nesterov",     "--beta1",        "--beta2",        "--eps",
+      "--weight-decay", "--dump-grads",   "--dump-params",  "--dump-buffers",
+      "--save-weights", "--check-grads",  "--check-params", "--check-buffers",
+      "--tolerance",    "--max-final-loss", "--verbose",
+      "--skip-grad-below"};
+  static const std::set<std::string> forwardOnly = {"--outputs", "--expect",
+                                                    "--rtol", "--atol",
+                                                    "--step"};
+  std::set<std::string> forwardFlagsGiven;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "-h" || arg == "--help" || arg == "-help")
@@ -135,15 +174,37 @@ std::optional<Options> parseCommandLine(int argc, char **argv) {
     }
     if (flag.rfind("--", 0) != 0 && flag.size() > 1)
       flag = "-" + flag; // accept -inputs as --inputs
-    if (flag == "--quiet" || flag == "-q" || flag == "--q") {
+    if (flag == "--q")
+      flag = "--quiet";
+    if (trainOnly.count(flag))
+      trainFlagsGiven.insert(flag);
+    if (forwardOnly.count(flag))
+      forwardFlagsGiven.insert(flag);
+    static const std::set<std::string> switches = {"--quiet", "--train",
+                                                   "--nesterov", "--verbose"};
+    if (switches.count(flag)) {
       if (hasValue)
-        throw ToolError("--quiet takes no value");
-      options.quiet = true;
+        throw ToolError(flag + " takes no value");
+      if (flag == "--quiet")
+        options.quiet = true;
+      else if (flag == "--train")
+        train.enabled = true;
+      else if (flag == "--nesterov")
+        train.nesterov = true;
+      else if (flag == "--verbose")
+        options.verbose = true;
       continue;
     }
     static const std::set<std::string> valued = {
-        "--inputs", "--outputs", "--shape", "--batch", "--frozen",
-        "--expect", "--rtol",    "--atol",  "--step"};
+        "--inputs",       "--outputs",      "--shape",         "--batch",
+        "--frozen",       "--expect",       "--rtol",          "--atol",
+        "--step",         "--expect-loss",  "--steps",         "--loss",
+        "--labels",       "--logits",       "--optimizer",     "--lr",
+        "--momentum",     "--dampening",    "--beta1",         "--beta2",
+        "--eps",          "--weight-decay", "--dump-grads",    "--dump-params",
+        "--dump-buffers", "--save-weights", "--check-grads",   "--check-params",
+        "--check-buffers", "--tolerance",   "--max-final-loss",
+        "--skip-grad-below"};
     if (!valued.count(flag))
       throw ToolError("unknown option '" + arg + "' (see --help)");
     if (!hasValue) {
@@ -163,12 +224,59 @@ std::optional<Options> parseCommandLine(int argc, char **argv) {
       options.frozen.push_back(value);
     else if (flag == "--batch")
       options.batch = parseInt(flag, value);
-    else if (flag == "--step")
+    else if (flag == "--step") {
       options.step = static_cast<uint64_t>(parseInt(flag, value));
-    else if (flag == "--rtol")
+      options.stepGiven = true;
+    } else if (flag == "--rtol")
       options.rtol = parseDouble(flag, value);
     else if (flag == "--atol")
       options.atol = parseDouble(flag, value);
+    else if (flag == "--expect-loss")
+      options.expectLoss = parseDouble(flag, value, /*allowNegative=*/true);
+    else if (flag == "--steps")
+      train.steps = parseInt(flag, value);
+    else if (flag == "--loss")
+      train.loss = value;
+    else if (flag == "--labels")
+      train.labels = value;
+    else if (flag == "--logits")
+      train.logits = value;
+    else if (flag == "--optimizer")
+      train.optimizer = value;
+    else if (flag == "--lr")
+      train.lr = parseDouble(flag, value);
+    else if (flag == "--momentum")
+      train.momentum = parseDouble(flag, value);
+    else if (flag == "--dampening")
+      train.dampening = parseDouble(flag, value);
+    else if (flag == "--beta1")
+      train.beta1 = parseDouble(flag, value);
+    else if (flag == "--beta2")
+      train.beta2 = parseDouble(flag, value);
+    else if (flag == "--eps")
+      train.eps = parseDouble(flag, value);
+    else if (flag == "--weight-decay")
+      train.weightDecay = parseDouble(flag, value);
+    else if (flag == "--dump-grads")
+      train.dumpGrads = value;
+    else if (flag == "--dump-params")
+      train.dumpParams = value;
+    else if (flag == "--dump-buffers")
+      train.dumpBuffers = value;
+    else if (flag == "--save-weights")
+      train.saveWeights = value;
+    else if (flag == "--check-grads")
+      train.checkGrads = value;
+    else if (flag == "--check-params")
+      train.checkParams = value;
+    else if (flag == "--check-buffers")
+      train.checkBuffers = value;
+    else if (flag == "--tolerance")
+      train.tolerance = parseDouble(flag, value);
+    else if (flag == "--skip-grad-below")
+      train.skipGradBelow = parseDouble(flag, value);
+    else if (flag == "--max-final-loss")
+      train.maxFinalLoss = parseDouble(flag, value, /*allowNegative=*/true);
   }
   if (positional.size() != 1)
     throw ToolError(positional.empty()
@@ -177,60 +285,49 @@ std::optional<Options> parseCommandLine(int argc, char **argv) {
                               std::to_string(positional.size()) +
                               " positional arguments");
   options.model = positional.front();
+  if (!train.enabled && !trainFlagsGiven.empty())
+    throw ToolError(*trainFlagsGiven.begin() + " needs --train");
+  if (train.enabled && !forwardFlagsGiven.empty())
+    throw ToolError(*forwardFlagsGiven.begin() +
+                    " does not apply to --train (the step counter starts at "
+                    "0; see --help)");
+  if (train.enabled) {
+    if (train.steps < 1)
+      throw ToolError("--steps must be at least 1");
+    if (train.optimizer != "sgd" && train.optimizer != "adam" &&
+        train.optimizer != "adamw")
+      throw ToolError("unknown optimizer '" + train.optimizer +
+                      "' (valid: sgd, adam, adamw)");
+    if (train.loss != "auto" && train.loss != "cross-entropy" &&
+        train.loss != "mse")
+      throw ToolError("unknown loss '" + train.loss +
+                      "' (valid: auto, cross-entropy, mse)");
+    if (train.loss == "auto" && trainFlagsGiven.count("--labels"))
+      throw ToolError("--labels needs --loss cross-entropy|mse");
+    if (train.loss == "auto" && trainFlagsGiven.count("--logits"))
+      throw ToolError("--logits needs --loss cross-entropy|mse");
+    if (trainFlagsGiven.count("--skip-grad-below") &&
+        (train.checkGrads.empty() || train.checkParams.empty()))
+      throw ToolError("--skip-grad-below needs --check-grads (the reference "
+                      "gradients) and --check-params");
+    if (train.optimizer == "sgd") {
+      for (const char *flag : {"--beta1", "--beta2", "--eps"})
+        if (trainFlagsGiven.count(flag))
+          throw ToolError(std::string(flag) + " applies to adam and adamw, "
+                          "not sgd");
+    } else {
+      for (const char *flag : {"--momentum", "--dampening", "--nesterov"})
+        if (trainFlagsGiven.count(flag))
+          throw ToolError(std::string(flag) + " applies to sgd, not " +
+                          train.optimizer);
+    }
+  }
   return options;
 }
 
 //===----------------------------------------------------------------------===//
-// Tensors
+// Forward
 //===----------------------------------------------------------------------===//
-
-std::string describe(const remat::rt::TensorView &view) {
-  return std::string(remat::rt::dtypeName(view.dtype)) + " " +
-         remat::rt::shapeToString(view.shape);
-}
-
-/// DIR/input_<i>.pb (or output_<i>.pb) for i = 0, 1, ... while they exist.
-std::vector<std::string> numberedFiles(const std::string &dir,
-                                       const std::string &stem) {
-  if (!fs::is_directory(dir))
-    throw ToolError("'" + dir + "' is not a directory");
-  std::vector<std::string> files;
-  for (size_t i = 0;; ++i) {
-    fs::path path = fs::path(dir) / (stem + "_" + std::to_string(i) + ".pb");
-    if (!fs::exists(path))
-      break;
-    files.push_back(path.string());
-  }
-  return files;
-}
-
-double elementAsDouble(const remat::rt::TensorView &view, int64_t i) {
-  using remat::rt::DType;
-  switch (view.dtype) {
-  case DType::F32: return view.as<float>()[i];
-  case DType::F64: return view.as<double>()[i];
-  case DType::F16: return remat::rt::halfToFloat(view.as<uint16_t>()[i]);
-  case DType::BF16: return remat::rt::bfloat16ToFloat(view.as<uint16_t>()[i]);
-  case DType::I64: return static_cast<double>(view.as<int64_t>()[i]);
-  case DType::I32: return view.as<int32_t>()[i];
-  case DType::I8: return view.as<int8_t>()[i];
-  case DType::U8:
-  case DType::Bool: return view.as<uint8_t>()[i];
-  }
-  return 0;
-}
-
-int64_t elementAsInt(const remat::rt::TensorView &view, int64_t i) {
-  using remat::rt::DType;
-  switch (view.dtype) {
-  case DType::I64: return view.as<int64_t>()[i];
-  case DType::I32: return view.as<int32_t>()[i];
-  case DType::I8: return view.as<int8_t>()[i];
-  case DType::U8: return view.as<uint8_t>()[i];
-  case DType::Bool: return view.as<uint8_t>()[i] != 0;
-  default: return static_cast<int64_t>(elementAsDouble(view, i));
-  }
-}
 
 std::string indexToString(const remat::rt::Shape &shape, int64_t flat) {
   std::vector<int64_t> index(shape.size());
@@ -239,12 +336,6 @@ std::string indexToString(const remat::rt::Shape &shape, int64_t flat) {
     flat = shape[d] ? flat / shape[d] : 0;
   }
   return remat::rt::shapeToString(index);
-}
-
-std::string formatNumber(double value) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.6g", value);
-  return buffer;
 }
 
 /// Compares one output; prints a line and returns true if it matches.
@@ -307,239 +398,13 @@ bool compareOutput(size_t index, const std::string &name,
   return mismatches == 0;
 }
 
-//===----------------------------------------------------------------------===//
-// Model loading
-//===----------------------------------------------------------------------===//
-
-/// Where weights come from: an ONNX model's initializers.
-struct WeightSource {
-  std::string modelPath; // for messages
-  std::string modelDir;  // for external data
-  onnx::ModelProto model;
-  std::map<std::string, const onnx::TensorProto *> initializers;
-
-  void index() {
-    for (const onnx::TensorProto &init : model.graph().initializer())
-      initializers[init.name()] = &init;
-    fs::path dir = fs::path(modelPath).parent_path();
-    modelDir = dir.empty() ? "." : dir.string();
-  }
-};
-
-void loadModel(const std::string &path, WeightSource &source) {
-  std::string error;
-  source.modelPath = path;
-  if (!remat::loadOnnxModel(path, source.model, error))
-    throw ToolError(error.empty() ? "cannot load '" + path + "'" : error);
-  source.index();
-}
-
-bool isMlirFile(llvm::StringRef path) {
-  return path.ends_with(".mlir") || path.ends_with(".mlirbc");
-}
-
-func::FuncOp findForward(ModuleOp module, const std::string &path) {
-  if (auto forward = module.lookupSymbol<func::FuncOp>("forward"))
-    return forward;
-  func::FuncOp only;
-  for (auto func : module.getOps<func::FuncOp>()) {
-    if (func.isExternal())
-      continue;
-    if (only)
-      throw ToolError("'" + path +
-                      "' has several functions and none named @forward");
-    only = func;
-  }
-  if (!only)
-    throw ToolError("'" + path + "' has no function to run");
-  return only;
-}
-
-std::string argString(func::FuncOp func, unsigned index, llvm::StringRef attr) {
-  if (auto value = func.getArgAttrOfType<StringAttr>(index, attr))
-    return value.str();
-  return "";
-}
-
-//===----------------------------------------------------------------------===//
-// The tool
-//===----------------------------------------------------------------------===//
-
-using Clock = std::chrono::steady_clock;
-
-double millisecondsSince(Clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - start)
-      .count();
-}
-
-int runTool(const Options &options) {
-  const Clock::time_point start = Clock::now();
-  DialectRegistry registry;
-  registry.insert<remat::RematDialect, func::FuncDialect>();
-  MLIRContext context(registry);
-  context.loadAllAvailableDialects();
-
-  // MLIR diagnostics (parser, verifier, passes) as one line each.
-  ScopedDiagnosticHandler diagnostics(&context, [](Diagnostic &diag) {
-    const char *kind = diag.getSeverity() == DiagnosticSeverity::Error
-                           ? "error"
-                       : diag.getSeverity() == DiagnosticSeverity::Warning
-                           ? "warning"
-                           : "note";
-    llvm::errs() << "remat-run: " << kind << ": "
-                 << remat::describeLocation(diag.getLocation()) << ": "
-                 << diag.str() << "\n";
-    for (Diagnostic &note : diag.getNotes())
-      llvm::errs() << "remat-run: note: "
-                   << remat::describeLocation(note.getLocation()) << ": "
-                   << note.str() << "\n";
-    return success();
-  });
-
-  const bool mlirInput = isMlirFile(options.model);
-  if (!fs::exists(options.model))
-    throw ToolError("cannot open '" + options.model + "': no such file");
-
-  // Input files, in order (read once the model's input types are checked).
-  std::vector<std::string> inputFiles;
-  if (!options.inputsDir.empty())
-    inputFiles = numberedFiles(options.inputsDir, "input");
-  std::vector<onnx::TensorProto> inputProtos(inputFiles.size());
-  std::vector<remat::rt::Tensor> inputTensors;
-  auto readInputs = [&] {
-    for (size_t i = 0; i < inputFiles.size(); ++i) {
-      try {
-        remat::rt::readTensorProtoFile(inputFiles[i], inputProtos[i]);
-        inputTensors.push_back(remat::rt::tensorFromProto(inputProtos[i], ""));
-      } catch (const std::exception &e) {
-        throw ToolError("cannot read '" + inputFiles[i] + "': " + e.what());
-      }
-    }
-  };
-
-  WeightSource weights;
-  bool haveWeights = false;
-  OwningOpRef<ModuleOp> module;
-  // For ONNX models: input name -> index into inputTensors.
-  std::map<std::string, size_t> inputByName;
-  std::vector<std::string> onnxOutputNames;
-
-  if (!mlirInput) {
-    loadModel(options.model, weights);
-    haveWeights = true;
-    std::set<std::string> initializerNames;
-    for (const auto &[name, proto] : weights.initializers)
-      initializerNames.insert(name);
-    std::vector<std::string> dataInputs;
-    for (const onnx::ValueInfoProto &input : weights.model.graph().input()) {
-      if (initializerNames.count(input.name()))
-        continue;
-      if (input.has_type() && !input.type().has_tensor_type())
-        throw ToolError("input '" + input.name() + "' of '" + options.model +
-                        "' is not a tensor (sequence, optional or map); "
-                        "remat-run supports tensor inputs only");
-      dataInputs.push_back(input.name());
-    }
-    for (const onnx::ValueInfoProto &output : weights.model.graph().output())
-      onnxOutputNames.push_back(output.name());
-
-    // Fewer files than graph inputs is fine here: weights that are graph
-    // inputs (shape-only exports) have no file, and an `input` argument left
-    // without one is reported once the importer has assigned roles.
-    if (dataInputs.size() < inputFiles.size()) {
-      std::string names;
-      for (size_t i = 0; i < dataInputs.size() && i < 6; ++i)
-        names += (i ? ", " : "") + ("'" + dataInputs[i] + "'");
-      if (dataInputs.size() > 6)
-        names += ", ...";
-      throw ToolError(
-          "'" + options.model + "' has " + std::to_string(dataInputs.size()) +
-          " graph input(s)" + (names.empty() ? "" : " (" + names + ")") +
-          " but '" + options.inputsDir + "' holds " +
-          std::to_string(inputFiles.size()) + " input_<i>.pb files");
-    }
-
-    readInputs();
-    remat::OnnxImportOptions importOptions;
-    std::string error;
-    if (!remat::parseShapeFlags(options.shapeFlags, importOptions.inputShapes,
-                                error))
-      throw ToolError(error);
-    importOptions.batchSize = options.batch;
-    importOptions.frozen.insert(options.frozen.begin(), options.frozen.end());
-    for (size_t i = 0; i < inputFiles.size(); ++i) {
-      const std::string &name = dataInputs[i];
-      const remat::rt::Shape &shape = inputTensors[i].shape();
-      auto flag = importOptions.inputShapes.find(name);
-      if (flag != importOptions.inputShapes.end() && flag->second != shape)
-        throw ToolError("--shape " + name + " gives " +
-                        remat::rt::shapeToString(flag->second) + " but '" +
-                        inputFiles[i] + "' holds " +
-                        remat::rt::shapeToString(shape));
-      importOptions.inputShapes[name] = shape;
-      importOptions.inputValues[name] = &inputProtos[i];
-      inputByName[name] = i;
-    }
-    module = remat::importOnnxModel(context, weights.model, options.model,
-                                    importOptions);
-    if (!module)
-      throw ToolError("could not import '" + options.model + "'");
-  } else {
-    if (!options.shapeFlags.empty() || options.batch >= 0 ||
-        !options.frozen.empty())
-      throw ToolError("--shape, --batch and --frozen apply to ONNX models "
-                      "only; a .mlir file has static shapes");
-    readInputs();
-    ParserConfig config(&context);
-    module = parseSourceFile<ModuleOp>(options.model, config);
-    if (!module)
-      throw ToolError("could not parse '" + options.model + "'");
-  }
-
-  // The compiler's cleanup: fused GELU and canonical forms.
-  PassManager pm(&context);
-  pm.addNestedPass<func::FuncOp>(remat::createFuseGelu());
-  pm.addPass(createCanonicalizerPass());
-  if (failed(pm.run(*module)))
-    throw ToolError("the remat-fuse-gelu/canonicalize pipeline failed on '" +
-                    options.model + "'");
-  func::FuncOp func = findForward(*module, options.model);
-  const double importMs = millisecondsSince(start);
-
-  // For .mlir input, weights come from the model the function names.
-  if (mlirInput) {
-    if (auto path = func->getAttrOfType<StringAttr>(
-            remat::RematDialect::kModelPathAttr)) {
-      bool needed = false;
-      for (unsigned i = 0; i < func.getNumArguments(); ++i) {
-        std::string role = argString(func, i, remat::RematDialect::kRoleAttr);
-        needed |= role == "parameter" || role == "buffer";
-      }
-      if (needed) {
-        std::string modelPath = path.str();
-        fs::path besideMlir = fs::path(options.model).parent_path() / modelPath;
-        if (!fs::exists(modelPath) && fs::path(modelPath).is_relative() &&
-            fs::exists(besideMlir))
-          modelPath = besideMlir.string();
-        loadModel(modelPath, weights);
-        haveWeights = true;
-      }
-    }
-  }
+int runForward(MLIRContext &context, const Options &options) {
+  LoadedModel loaded;
+  loadModel(context, options, /*extraInputFiles=*/0, loaded);
+  func::FuncOp func = loaded.forward;
 
   // Weights without data are the most telling problem: report them first.
-  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
-    const std::string name = argString(func, i, remat::RematDialect::kNameAttr);
-    const std::string role = argString(func, i, remat::RematDialect::kRoleAttr);
-    if (role != "parameter" && role != "buffer")
-      continue;
-    if (!mlirInput && inputByName.count(name))
-      continue;
-    if (!haveWeights || !weights.initializers.count(name))
-      throw ToolError(role + " '" + name + "' has no data in " +
-                      (haveWeights ? weights.modelPath : options.model) +
-                      "; this model can be planned but not run");
-  }
+  checkWeightsHaveData(loaded, func);
 
   // Bind the arguments.
   std::vector<remat::rt::Tensor> weightTensors;
@@ -554,10 +419,11 @@ int runTool(const Options &options) {
     const std::string label =
         name.empty() ? "argument " + std::to_string(i) : "'" + name + "'";
 
-    if (!mlirInput) {
+    if (!loaded.mlirInput) {
       // A graph input with a file wins whatever role the importer gave it.
-      if (auto it = inputByName.find(name); it != inputByName.end()) {
-        args.push_back(&inputTensors[it->second].view());
+      if (auto it = loaded.inputByName.find(name);
+          it != loaded.inputByName.end()) {
+        args.push_back(&loaded.inputTensors[it->second].view());
         continue;
       }
       if (role == "input")
@@ -566,42 +432,28 @@ int runTool(const Options &options) {
             (options.inputsDir.empty()
                  ? std::string("no --inputs directory was given")
                  : "'" + options.inputsDir + "' holds only " +
-                       std::to_string(inputFiles.size()) +
+                       std::to_string(loaded.inputFiles.size()) +
                        " input_<i>.pb file(s)"));
     } else if (role == "input") {
-      if (nextInput >= inputTensors.size())
+      if (nextInput >= loaded.inputTensors.size())
         throw ToolError("'" + options.model + "' takes more inputs than the " +
-                        std::to_string(inputTensors.size()) +
+                        std::to_string(loaded.inputTensors.size()) +
                         " input_<i>.pb file(s)" +
                         (options.inputsDir.empty()
                              ? std::string(" (no --inputs given)")
                              : " in '" + options.inputsDir + "'"));
-      args.push_back(&inputTensors[nextInput++].view());
+      args.push_back(&loaded.inputTensors[nextInput++].view());
       continue;
     }
 
     if (role != "parameter" && role != "buffer")
       throw ToolError(label + " has unknown role '" + role + "'");
-    const std::string &source = haveWeights ? weights.modelPath : options.model;
-    const onnx::TensorProto *proto = nullptr;
-    if (haveWeights)
-      if (auto it = weights.initializers.find(name);
-          it != weights.initializers.end())
-        proto = it->second;
-    if (!proto)
-      throw ToolError(role + " " + label + " has no data in " + source +
-                      "; this model can be planned but not run");
-    try {
-      weightTensors.push_back(
-          remat::rt::tensorFromProto(*proto, weights.modelDir));
-    } catch (const std::exception &e) {
-      throw ToolError("cannot load " + role + " " + label + ": " + e.what());
-    }
+    weightTensors.push_back(loadWeight(loaded, name, role));
     args.push_back(&weightTensors.back().view());
   }
-  if (mlirInput && nextInput != inputTensors.size())
+  if (loaded.mlirInput && nextInput != loaded.inputTensors.size())
     throw ToolError("'" + options.inputsDir + "' holds " +
-                    std::to_string(inputTensors.size()) +
+                    std::to_string(loaded.inputTensors.size()) +
                     " input_<i>.pb files but '" + options.model + "' takes " +
                     std::to_string(nextInput) + " inputs");
 
@@ -614,14 +466,10 @@ int runTool(const Options &options) {
 
   std::vector<std::string> outputNames;
   for (unsigned i = 0; i < outputs.size(); ++i) {
-    std::string name;
-    if (auto attr = func.getResultAttrOfType<StringAttr>(
-            i, remat::RematDialect::kNameAttr))
-      name = attr.str();
-    else if (i < onnxOutputNames.size())
-      name = onnxOutputNames[i];
-    else
-      name = "output_" + std::to_string(i);
+    std::string name = resultString(func, i, remat::RematDialect::kNameAttr);
+    if (name.empty())
+      name = i < loaded.onnxOutputNames.size() ? loaded.onnxOutputNames[i]
+                                               : "output_" + std::to_string(i);
     outputNames.push_back(name);
   }
 
@@ -632,9 +480,9 @@ int runTool(const Options &options) {
       throw ToolError("cannot create '" + options.outputsDir +
                       "': " + ec.message());
     for (size_t i = 0; i < outputs.size(); ++i) {
-      std::string path =
-          (fs::path(options.outputsDir) / ("output_" + std::to_string(i) + ".pb"))
-              .string();
+      std::string path = (fs::path(options.outputsDir) /
+                          ("output_" + std::to_string(i) + ".pb"))
+                             .string();
       try {
         remat::rt::writeTensorFile(path, outputs[i].view(), outputNames[i]);
       } catch (const std::exception &e) {
@@ -650,16 +498,39 @@ int runTool(const Options &options) {
             << (outputs.size() == 1 ? "" : "s");
     if (!options.outputsDir.empty())
       summary << " written to " << options.outputsDir;
-    summary << " (import " << importMs << " ms, run " << runMs
+    summary << " (import " << loaded.importMs << " ms, run " << runMs
             << " ms, peak " << interpreter.peakLiveBytes() / 1024.0
             << " KiB of intermediates)";
     std::cerr << summary.str() << "\n";
   }
 
-  if (options.expectDir.empty())
-    return 0;
-  std::vector<std::string> expected = numberedFiles(options.expectDir, "output");
   bool pass = true;
+  if (options.expectLoss) {
+    // The loss: the first float scalar output.
+    std::optional<size_t> lossIndex;
+    for (size_t i = 0; i < outputs.size() && !lossIndex; ++i)
+      if (outputs[i].numel() == 1 && outputs[i].shape().empty() &&
+          remat::rt::isFloat(outputs[i].dtype()))
+        lossIndex = i;
+    if (!lossIndex)
+      throw ToolError("--expect-loss: '" + options.model +
+                      "' has no scalar float output");
+    const double got = elementAsDouble(outputs[*lossIndex].view(), 0);
+    const double want = *options.expectLoss;
+    const bool ok =
+        std::fabs(got - want) <= 1e-5 * std::max(1.0, std::fabs(want));
+    char line[160];
+    std::snprintf(line, sizeof line, "%sloss ('%s') %.6f, expected %.6f",
+                  ok ? "" : "FAIL ", outputNames[*lossIndex].c_str(), got,
+                  want);
+    std::cout << line << " (|diff| " << formatNumber(std::fabs(got - want))
+              << ")\n";
+    pass &= ok;
+  }
+
+  if (options.expectDir.empty())
+    return pass ? 0 : kExitFail;
+  std::vector<std::string> expected = numberedFiles(options.expectDir, "output");
   if (expected.size() != outputs.size()) {
     std::cout << "the model produced " << outputs.size() << " output(s), '"
               << options.expectDir << "' holds " << expected.size() << "\n";
@@ -679,6 +550,42 @@ int runTool(const Options &options) {
   return pass ? 0 : kExitFail;
 }
 
+//===----------------------------------------------------------------------===//
+// The tool
+//===----------------------------------------------------------------------===//
+
+int runTool(const Options &options) {
+  DialectRegistry registry;
+  registry.insert<remat::RematDialect, func::FuncDialect>();
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  // One line per diagnostic: no dump of the operation a pass failed on.
+  context.printOpOnDiagnostic(false);
+
+  // MLIR diagnostics (parser, verifier, passes) as one line each.
+  ScopedDiagnosticHandler diagnostics(&context, [](Diagnostic &diag) {
+    if (diag.getSeverity() == DiagnosticSeverity::Error)
+      ++diagnosticErrorCount();
+    const char *kind = diag.getSeverity() == DiagnosticSeverity::Error
+                           ? "error"
+                       : diag.getSeverity() == DiagnosticSeverity::Warning
+                           ? "warning"
+                           : "note";
+    llvm::errs() << "remat-run: " << kind << ": "
+                 << remat::describeLocation(diag.getLocation()) << ": "
+                 << diag.str() << "\n";
+    for (Diagnostic &note : diag.getNotes())
+      llvm::errs() << "remat-run: note: "
+                   << remat::describeLocation(note.getLocation()) << ": "
+                   << note.str() << "\n";
+    return success();
+  });
+
+  if (options.train.enabled)
+    return runTraining(context, options);
+  return runForward(context, options);
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -689,6 +596,10 @@ int main(int argc, char **argv) {
       return 0;
     }
     return runTool(*options);
+  } catch (const ReportedError &e) {
+    // The diagnostic handler has printed the error (if there was one).
+    if (diagnosticErrorCount() == 0)
+      std::cerr << "remat-run: error: " << e.what() << std::endl;
   } catch (const ToolError &e) {
     std::cerr << "remat-run: error: " << e.what() << std::endl;
   } catch (const remat::rt::RuntimeError &e) {

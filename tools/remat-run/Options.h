@@ -1,0 +1,53 @@
+//===- Options.h - remat-run's command-line options -------------*- C++ -*-===//
+
+#ifndef REMAT_TOOLS_REMAT_RUN_OPTIONS_H
+#define REMAT_TOOLS_REMAT_RUN_OPTIONS_H
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace remat::run {
+
+/// `--train`'s settings: the autodiff pass's options, the step loop, and what
+/// to write or check afterwards.
+struct TrainOptions {
+  bool enabled = false;
+  int64_t steps = 1;
+  // remat-autodiff (negative lr / weight decay: the pass's defaults).
+  std::string loss = "auto", labels = "labels", logits;
+  std::string optimizer = "sgd";
+  double lr = -1, momentum = 0, dampening = 0, beta1 = 0.9, beta2 = 0.999,
+         eps = 1e-8, weightDecay = -1;
+  bool nesterov = false;
+  // Outputs.
+  std::string dumpGrads, dumpParams, dumpBuffers, saveWeights;
+  // Checks against reference tensors: pass iff max|a-b| <= tolerance *
+  // max|ref|, per tensor.
+  std::string checkGrads, checkParams, checkBuffers;
+  double tolerance = 1e-4;
+  /// --check-params leaves out elements whose gradient in --check-grads's
+  /// directory is below this in magnitude (see GradientMask); 0: none.
+  double skipGradBelow = 0;
+  std::optional<double> maxFinalLoss;
+};
+
+struct Options {
+  std::string model;
+  std::string inputsDir, outputsDir, expectDir;
+  std::vector<std::string> shapeFlags, frozen;
+  int64_t batch = -1;
+  double rtol = 1e-4, atol = 1e-5;
+  uint64_t step = 0;
+  bool stepGiven = false;
+  bool quiet = false, verbose = false;
+  /// Forward: the scalar output; training: the loss of the first step.
+  /// Fails if |loss - V| > 1e-5 * max(1, |V|).
+  std::optional<double> expectLoss;
+  TrainOptions train;
+};
+
+} // namespace remat::run
+
+#endif // REMAT_TOOLS_REMAT_RUN_OPTIONS_H

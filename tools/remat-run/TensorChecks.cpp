@@ -1,0 +1,185 @@
+//===- TensorChecks.cpp - Dump named tensors and check them against files -===//
+
+#include "TensorChecks.h"
+
+#include "ToolSupport.h"
+
+#include "remat/runtime/TensorProtoIO.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <iostream>
+#include <vector>
+
+namespace fs = std::filesystem;
+
+namespace remat::run {
+
+void dumpTensors(const std::string &dir, const NamedTensors &tensors) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec)
+    throw ToolError("cannot create '" + dir + "': " + ec.message());
+  for (const auto &[name, view] : tensors) {
+    fs::path path = fs::path(dir) / (name + ".pb");
+    // Initializer names may hold '/' (scoped exporters): keep the layout.
+    if (path.has_parent_path() && path.parent_path() != fs::path(dir))
+      fs::create_directories(path.parent_path(), ec);
+    try {
+      rt::writeTensorFile(path.string(), *view, name);
+    } catch (const std::exception &e) {
+      throw ToolError("cannot write '" + path.string() + "': " + e.what());
+    }
+  }
+}
+
+namespace {
+
+struct Comparison {
+  bool shapeMismatch = false;
+  int64_t skipped = 0;
+  double maxDiff = 0, maxRef = 0;
+  /// max|a-b| / max|ref|; 0 when both are 0, +inf for NaN or a zero ref.
+  double relative() const {
+    if (std::isnan(maxDiff) || std::isinf(maxDiff))
+      return INFINITY;
+    if (maxDiff == 0)
+      return 0;
+    return maxRef == 0 ? INFINITY : maxDiff / maxRef;
+  }
+};
+
+Comparison compare(const rt::TensorView &got, const rt::TensorView &want,
+                   const rt::TensorView *maskGradient, double below) {
+  Comparison c;
+  if (got.shape != want.shape || got.dtype != want.dtype) {
+    c.shapeMismatch = true;
+    return c;
+  }
+  const int64_t n = got.numel();
+  for (int64_t i = 0; i < n; ++i) {
+    const double a = elementAsDouble(got, i), b = elementAsDouble(want, i);
+    c.maxRef = std::max(c.maxRef, std::fabs(b));
+    if (maskGradient && std::fabs(elementAsDouble(*maskGradient, i)) < below) {
+      ++c.skipped;
+      continue;
+    }
+    const double diff = std::fabs(a - b);
+    if (std::isnan(diff))
+      c.maxDiff = NAN;
+    else if (!std::isnan(c.maxDiff))
+      c.maxDiff = std::max(c.maxDiff, diff);
+  }
+  return c;
+}
+
+/// The .pb files under `dir`, as names relative to it without ".pb".
+std::vector<std::string> tensorNames(const std::string &dir) {
+  std::vector<std::string> names;
+  for (const fs::directory_entry &entry : fs::recursive_directory_iterator(dir)) {
+    if (!entry.is_regular_file() || entry.path().extension() != ".pb")
+      continue;
+    fs::path relative = fs::relative(entry.path(), dir);
+    names.push_back(relative.replace_extension().generic_string());
+  }
+  // Sorted, so that the output does not depend on the directory order.
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+rt::Tensor readNamed(const std::string &dir, const std::string &name) {
+  fs::path path = fs::path(dir) / (name + ".pb");
+  try {
+    return rt::readTensorFile(path.string());
+  } catch (const std::exception &e) {
+    throw ToolError("cannot read '" + path.string() + "': " + e.what());
+  }
+}
+
+} // namespace
+
+std::map<std::string, rt::Tensor> readTensorDirectory(const std::string &dir) {
+  if (!fs::is_directory(dir))
+    throw ToolError("'" + dir + "' is not a directory");
+  std::map<std::string, rt::Tensor> tensors;
+  for (const std::string &name : tensorNames(dir))
+    tensors[name] = readNamed(dir, name);
+  return tensors;
+}
+
+bool checkTensors(const std::string &what, const std::string &dir,
+                  const NamedTensors &tensors, double tolerance, bool verbose,
+                  const GradientMask &mask) {
+  if (!fs::is_directory(dir))
+    throw ToolError("--check-" + what + ": '" + dir + "' is not a directory");
+  std::vector<std::string> names = tensorNames(dir);
+  for (const std::string &name : names)
+    if (!tensors.count(name))
+      throw ToolError("--check-" + what + ": '" +
+                      (fs::path(dir) / (name + ".pb")).string() + "' names '" +
+                      name + "', which the model has no " + what + " of");
+
+  bool pass = true;
+  int64_t totalSkipped = 0;
+  double worst = -1;
+  std::string worstName;
+  for (const std::string &name : names) {
+    rt::Tensor ref = readNamed(dir, name);
+    const rt::TensorView &got = *tensors.at(name);
+    const rt::TensorView *maskGradient = nullptr;
+    if (mask.referenceGradients) {
+      auto it = mask.referenceGradients->find(name);
+      if (it != mask.referenceGradients->end() &&
+          it->second.shape() == got.shape)
+        maskGradient = &it->second.view();
+    }
+    Comparison c = compare(got, ref.view(), maskGradient, mask.below);
+    totalSkipped += c.skipped;
+    if (c.shapeMismatch) {
+      std::cout << "FAIL " << what << " '" << name << "': computed "
+                << describe(got) << ", reference " << describe(ref.view())
+                << "\n";
+      pass = false;
+      worst = INFINITY;
+      worstName = name;
+      continue;
+    }
+    const double rel = c.relative();
+    const bool ok = !std::isnan(c.maxDiff) && c.maxDiff <= tolerance * c.maxRef;
+    if (!ok)
+      pass = false;
+    if (verbose || !ok)
+      std::cout << (ok ? "  " : "FAIL ") << what << " '" << name
+                << "': max|a-b| = " << formatNumber(c.maxDiff)
+                << ", max|ref| = " << formatNumber(c.maxRef)
+                << ", relative " << formatNumber(rel)
+                << (ok ? "" : " > tolerance " + formatNumber(tolerance))
+                << (c.skipped ? ", " + std::to_string(c.skipped) +
+                                    " element(s) with |ref grad| < " +
+                                    formatNumber(mask.below) + " skipped"
+                              : std::string())
+                << "\n";
+    if (rel > worst) {
+      worst = rel;
+      worstName = name;
+    }
+  }
+  std::cout << what << ": " << names.size() << " tensor"
+            << (names.size() == 1 ? "" : "s")
+            << ", worst max|a-b|/max|ref| = "
+            << (names.empty() ? std::string("0") : formatNumber(worst));
+  if (!worstName.empty())
+    std::cout << " (" << worstName << ")";
+  if (mask.referenceGradients)
+    std::cout << ", " << totalSkipped << " element(s) with |ref grad| < "
+              << formatNumber(mask.below) << " skipped";
+  std::cout << (pass ? "" : " FAIL") << "\n";
+  if (names.empty()) {
+    std::cout << "FAIL " << what << ": '" << dir << "' holds no .pb files\n";
+    pass = false;
+  }
+  return pass;
+}
+
+} // namespace remat::run

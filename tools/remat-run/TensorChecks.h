@@ -1,0 +1,52 @@
+//===- TensorChecks.h - Dump named tensors and check them against files -*- C++ -*-===//
+//
+// The training mode's `--dump-*` and `--check-*`: a set of named tensors
+// (gradients, parameters, buffers) written as DIR/<name>.pb, or compared
+// with the reference files in a directory (the fixtures' reference/grad,
+// reference/sgd, ... layout).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef REMAT_TOOLS_REMAT_RUN_TENSORCHECKS_H
+#define REMAT_TOOLS_REMAT_RUN_TENSORCHECKS_H
+
+#include "remat/runtime/Tensor.h"
+
+#include <map>
+#include <string>
+
+namespace remat::run {
+
+/// Named tensors to dump or check; views into tensors the caller owns.
+using NamedTensors = std::map<std::string, const rt::TensorView *>;
+
+/// Elements to leave out of a comparison: those whose reference gradient is
+/// smaller than `below` in magnitude. Adam's first step moves an element by
+/// lr * g / (|g| + eps), so where |g| is near eps (a gradient that is zero
+/// up to rounding, e.g. of an attention key bias) the rounding of g decides
+/// the update and no two float32 implementations agree.
+struct GradientMask {
+  const std::map<std::string, rt::Tensor> *referenceGradients = nullptr;
+  double below = 0;
+};
+
+/// Writes DIR/<name>.pb for each tensor (creating DIR).
+void dumpTensors(const std::string &dir, const NamedTensors &tensors);
+
+/// Compares every DIR/<name>.pb with the tensor of that name: a tensor
+/// passes iff dtype and shape match and max|a-b| <= tolerance * max|ref|.
+/// Prints one line per failing tensor, one per tensor when `verbose`, and
+/// always the summary `<what>: N tensors, worst max|a-b|/max|ref| = X
+/// (name)`. A file whose name is not in `tensors` is a ToolError. Returns
+/// true when every tensor passes. With `mask`, max|a-b| is taken over the
+/// elements the mask keeps (max|ref| over all).
+bool checkTensors(const std::string &what, const std::string &dir,
+                  const NamedTensors &tensors, double tolerance, bool verbose,
+                  const GradientMask &mask = {});
+
+/// Reads every DIR/<name>.pb (for GradientMask).
+std::map<std::string, rt::Tensor> readTensorDirectory(const std::string &dir);
+
+} // namespace remat::run
+
+#endif // REMAT_TOOLS_REMAT_RUN_TENSORCHECKS_H
