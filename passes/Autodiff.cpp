@@ -338,6 +338,9 @@ LogicalResult AutodiffPass::buildTrainStep(func::FuncOp func) {
       FunctionType::get(&getContext(), func.getArgumentTypes(), types));
   func.setAllResultAttrs(attrs);
 
+  // The optimizer, for reports ("16 bytes per parameter with adam").
+  func->setAttr("remat.optimizer", b.getStringAttr(optimizer));
+
   // Forward values that neither the loss nor backward needs are dropped.
   for (Operation &op : llvm::make_early_inc_range(llvm::reverse(body)))
     if (isOpTriviallyDead(&op))

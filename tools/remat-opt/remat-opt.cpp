@@ -7,6 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "PlanCommand.h"
+
 #include "remat/Dialect/RematDialect.h"
 #include "remat/Frontend/OnnxImporter.h"
 #include "remat/Frontend/ShapeFlags.h"
@@ -14,6 +16,8 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "llvm/Support/SourceMgr.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
@@ -37,10 +41,60 @@ static llvm::cl::list<std::string>
                 llvm::cl::desc("Treat this initializer as a constant buffer"),
                 llvm::cl::value_desc("NAME"), llvm::cl::cat(importCategory));
 
+static llvm::cl::opt<std::string> emitFlag(
+    "emit",
+    llvm::cl::desc("What to produce: mlir (the IR after the requested passes; "
+                   "the default without --budget), report (the plan, the "
+                   "default with --budget) or json (the plan)"),
+    llvm::cl::init(""));
+
+static llvm::cl::OptionCategory planCategory("Planning under a memory budget");
+static llvm::cl::opt<std::string> budgetFlag(
+    "budget",
+    llvm::cl::desc("Plan the training step to fit this much device memory "
+                   "(40GB, 1.5GiB, 512MB or bytes)"),
+    llvm::cl::cat(planCategory));
 static llvm::cl::opt<std::string>
-    emitFlag("emit", llvm::cl::desc("What to produce: mlir (the IR after the "
-                                    "requested passes)"),
-             llvm::cl::init("mlir"));
+    strategyFlag("strategy", llvm::cl::desc("none, all, sqrt, milp or auto"),
+                 llvm::cl::init("auto"), llvm::cl::cat(planCategory));
+static llvm::cl::opt<std::string>
+    targetFlag("target", llvm::cl::desc("h100, h200, a100 or cpu"),
+               llvm::cl::init("h100"), llvm::cl::cat(planCategory));
+static llvm::cl::opt<double>
+    milpSecondsFlag("milp-seconds", llvm::cl::desc("MILP time limit"),
+                    llvm::cl::init(10.0), llvm::cl::cat(planCategory));
+static llvm::cl::opt<std::string> costTableFlag(
+    "cost-table", llvm::cl::desc("JSON file of measured per-op times"),
+    llvm::cl::cat(planCategory));
+static llvm::cl::opt<std::string> workspaceFlag(
+    "workspace",
+    llvm::cl::desc("Runtime workspace counted against the budget"),
+    llvm::cl::cat(planCategory));
+static llvm::cl::opt<std::string> lossFlag(
+    "loss", llvm::cl::desc("auto (the scalar output), cross-entropy or mse"),
+    llvm::cl::init("auto"), llvm::cl::cat(planCategory));
+static llvm::cl::opt<std::string>
+    labelsFlag("labels", llvm::cl::desc("Name of the labels input of --loss"),
+               llvm::cl::init("labels"), llvm::cl::cat(planCategory));
+static llvm::cl::opt<std::string>
+    logitsFlag("logits", llvm::cl::desc("Output that --loss reads"),
+               llvm::cl::cat(planCategory));
+static llvm::cl::opt<std::string>
+    optimizerFlag("optimizer", llvm::cl::desc("sgd, adam or adamw"),
+                  llvm::cl::init("adam"), llvm::cl::cat(planCategory));
+static llvm::cl::opt<double> lrFlag("lr", llvm::cl::desc("Learning rate"),
+                                    llvm::cl::init(-1),
+                                    llvm::cl::cat(planCategory));
+static llvm::cl::opt<double> momentumFlag("momentum",
+                                          llvm::cl::desc("SGD momentum"),
+                                          llvm::cl::init(0),
+                                          llvm::cl::cat(planCategory));
+static llvm::cl::opt<bool> nesterovFlag("nesterov",
+                                        llvm::cl::desc("SGD Nesterov momentum"),
+                                        llvm::cl::cat(planCategory));
+static llvm::cl::opt<double>
+    weightDecayFlag("weight-decay", llvm::cl::desc("Weight decay"),
+                    llvm::cl::init(-1), llvm::cl::cat(planCategory));
 
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
@@ -52,9 +106,10 @@ int main(int argc, char **argv) {
   auto [inputFilename, outputFilename] = registerAndParseCLIOptions(
       argc, argv, "remat: training-graph compiler driver\n", registry);
   MlirOptMainConfig config = MlirOptMainConfig::createFromCLOptions();
-  if (emitFlag != "mlir") {
+  bool planning = !budgetFlag.empty();
+  if (!planning && !emitFlag.empty() && emitFlag != "mlir") {
     llvm::errs() << "remat-opt: error: --emit=" << emitFlag
-                 << " is not supported; valid: mlir\n";
+                 << " needs --budget; without it the only output is mlir\n";
     return 1;
   }
 
@@ -92,6 +147,38 @@ int main(int argc, char **argv) {
   if (!output) {
     llvm::errs() << "remat-opt: error: " << errorMessage << "\n";
     return 1;
+  }
+  if (planning) {
+    MLIRContext context(registry);
+    context.loadAllAvailableDialects();
+    // One line per problem: the failing op's location says where it is.
+    context.printOpOnDiagnostic(false);
+    llvm::SourceMgr sourceMgr;
+    sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
+    SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+    OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+    if (!module)
+      return 1;
+    remat::PlanCommandOptions plan;
+    plan.budget = budgetFlag;
+    plan.strategy = strategyFlag;
+    plan.target = targetFlag;
+    plan.milpSeconds = milpSecondsFlag;
+    plan.costTable = costTableFlag;
+    plan.workspace = workspaceFlag;
+    plan.emit = emitFlag.empty() ? std::string("report") : emitFlag.getValue();
+    plan.loss = lossFlag;
+    plan.labels = labelsFlag;
+    plan.logits = logitsFlag;
+    plan.optimizer = optimizerFlag;
+    plan.lr = lrFlag;
+    plan.momentum = momentumFlag;
+    plan.nesterov = nesterovFlag;
+    plan.weightDecay = weightDecayFlag;
+    int status = remat::runPlanCommand(*module, plan, output->os());
+    if (status != 1)
+      output->keep();
+    return status;
   }
   if (failed(MlirOptMain(output->os(), std::move(input), registry, config)))
     return 1;

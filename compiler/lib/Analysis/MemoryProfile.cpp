@@ -44,9 +44,32 @@ static StringRef resultRole(func::FuncOp func, unsigned index) {
   return role ? role.getValue() : "";
 }
 
-static bool isPersistentRole(StringRef role) {
+bool isPersistentRole(StringRef role) {
   return role == "parameter" || role == "buffer" || role == "optimizer_state" ||
          role == "step";
+}
+
+StepRoles classifyStep(func::FuncOp func) {
+  StepRoles roles;
+  auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  for (auto [index, v] : llvm::enumerate(ret.getOperands())) {
+    StringRef role = resultRole(func, index);
+    if (isPersistentRole(role))
+      roles.persistent.insert(v);
+    if (role == "loss")
+      roles.losses.push_back(v);
+  }
+  for (BlockArgument arg : func.getArguments())
+    if (isPersistentRole(argRole(func, arg.getArgNumber())))
+      roles.persistent.insert(arg);
+  SmallVector<Value> worklist(roles.losses.begin(), roles.losses.end());
+  while (!worklist.empty()) {
+    Operation *def = worklist.pop_back_val().getDefiningOp();
+    if (!def || !roles.forward.insert(def).second)
+      continue;
+    worklist.append(def->operand_begin(), def->operand_end());
+  }
+  return roles;
 }
 
 MemoryProfile computeMemoryProfile(func::FuncOp func, int64_t alignment) {
@@ -62,35 +85,14 @@ MemoryProfile computeMemoryProfile(func::FuncOp func, int64_t alignment) {
   profile.numSteps = step;
   const int endStep = step - 1;
 
-  // Values written in place into persistent state: results returned with a
-  // persistent role (new parameters, optimizer state, running statistics).
-  llvm::DenseSet<Value> persistent;
-  SmallVector<Value> lossValues;
-  for (auto [index, v] : llvm::enumerate(ret.getOperands())) {
-    StringRef role = resultRole(func, index);
-    if (isPersistentRole(role))
-      persistent.insert(v);
-    if (role == "loss")
-      lossValues.push_back(v);
-  }
+  StepRoles roles = classifyStep(func);
+  const llvm::DenseSet<Value> &persistent = roles.persistent;
   for (BlockArgument arg : func.getArguments())
-    if (isPersistentRole(argRole(func, arg.getArgNumber()))) {
-      persistent.insert(arg);
+    if (persistent.contains(arg))
       profile.persistentBytes += tensorBytes(arg.getType(), alignment);
-    }
-
-  // Forward ops: those the loss depends on (all ops when there is no loss).
-  llvm::DenseSet<Operation *> forward;
-  SmallVector<Value> worklist(lossValues.begin(), lossValues.end());
-  while (!worklist.empty()) {
-    Operation *def = worklist.pop_back_val().getDefiningOp();
-    if (!def || !forward.insert(def).second)
-      continue;
-    worklist.append(def->operand_begin(), def->operand_end());
-  }
-  bool training = !lossValues.empty();
+  bool training = !roles.losses.empty();
   auto isBackward = [&](Operation *op) {
-    return training && !forward.contains(op) && !isa<func::ReturnOp>(op);
+    return training && !roles.forward.contains(op) && !isa<func::ReturnOp>(op);
   };
   // Parameter gradients: what the optimizer updates read as `grad`.
   llvm::DenseSet<Value> gradients;
@@ -136,7 +138,7 @@ MemoryProfile computeMemoryProfile(func::FuncOp func, int64_t alignment) {
       MemoryCategory category = MemoryCategory::Temporary;
       if (gradients.contains(r))
         category = MemoryCategory::Gradient;
-      else if (training && forward.contains(&op) &&
+      else if (training && roles.forward.contains(&op) &&
                llvm::any_of(r.getUsers(), isBackward))
         category = MemoryCategory::Activation;
       addBuffer(r, stepOf[&op], category);
@@ -163,7 +165,8 @@ MemoryProfile computeMemoryProfile(func::FuncOp func, int64_t alignment) {
         continue;
       BufferLifetime &b = profile.buffers[it->second];
       Operation *def = b.value.getDefiningOp();
-      if (b.category == MemoryCategory::Temporary && def && forward.contains(def))
+      if (b.category == MemoryCategory::Temporary && def &&
+          roles.forward.contains(def))
         b.category = MemoryCategory::Activation;
     }
   }

@@ -57,6 +57,13 @@ LogicalResult RematDialect::verifyRegionArgAttribute(Operation *op,
                                                      unsigned regionIndex,
                                                      unsigned argIndex,
                                                      NamedAttribute attribute) {
+  // The memory planner's byte offset of an input in the arena.
+  if (attribute.getName() == kArenaOffsetAttr) {
+    if (!llvm::isa<IntegerAttr>(attribute.getValue()))
+      return op->emitError() << "argument " << argIndex << ": '"
+                             << kArenaOffsetAttr << "' must be an integer";
+    return success();
+  }
   return verifyNameOrRole(op, "argument", argIndex, attribute,
                           {"input", "parameter", "buffer", "optimizer_state",
                            "step"});

@@ -12,6 +12,8 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SmallVector.h"
 
 #include <array>
 #include <cstdint>
@@ -52,6 +54,24 @@ struct MemoryProfile {
   /// Live bytes per category at the peak.
   std::array<int64_t, static_cast<size_t>(MemoryCategory::Count)> peakByCategory{};
 };
+
+/// What a training step's values are, from the roles on its arguments and
+/// results: persistent state (arguments with a persistent role, and results
+/// written in place into it: new parameters, optimizer state, running
+/// statistics), the losses, and the forward ops (those a loss depends on;
+/// every op when there is no loss).
+struct StepRoles {
+  llvm::DenseSet<mlir::Value> persistent;
+  llvm::SmallVector<mlir::Value> losses;
+  llvm::DenseSet<mlir::Operation *> forward;
+  bool isForward(mlir::Operation *op) const {
+    return losses.empty() || forward.contains(op);
+  }
+};
+StepRoles classifyStep(mlir::func::FuncOp func);
+
+/// Whether an argument or result role is persistent state.
+bool isPersistentRole(llvm::StringRef role);
 
 /// Bytes of a ranked tensor type (i1 takes a byte), rounded up to
 /// `alignment` when it is non-zero.

@@ -32,6 +32,8 @@ def Remat_Dialect : Dialect {
     /// Argument / result attribute names.
     static constexpr llvm::StringLiteral kNameAttr = "remat.name";
     static constexpr llvm::StringLiteral kRoleAttr = "remat.role";
+    /// Argument attribute: byte offset of an input in the arena.
+    static constexpr llvm::StringLiteral kArenaOffsetAttr = "remat.arena_offset";
     /// Function attribute: the model file weights are read from.
     static constexpr llvm::StringLiteral kModelPathAttr = "remat.model_path";
   }];

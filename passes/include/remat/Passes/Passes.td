@@ -71,4 +71,35 @@ def ScheduleUpdates : Pass<"remat-schedule-updates", "mlir::func::FuncOp"> {
   }];
 }
 
+def PlanTrainStep : Pass<"remat-plan", "mlir::ModuleOp"> {
+  let summary = "Choose what to recompute under a memory budget and plan the arena";
+  let description = [{
+    Plans @train_step (after remat-autodiff and remat-schedule-updates):
+    estimates op costs for a target, picks the rematerialization plan with the
+    least estimated step time whose peak fits the budget (persistent state +
+    arena + workspace), materialises it (recomputed ops are clones marked
+    `remat.recompute_of`), and assigns every arena tensor a 256-byte aligned
+    offset (`remat.arena_offsets`, `remat.arena_offset`, `remat.arena_bytes`).
+    The plan's figures go on the function as `remat.plan` (a dictionary);
+    remat-opt prints them as the report. An infeasible budget is an error
+    that says what the minimum is and why.
+  }];
+  let dependentDialects = ["remat::RematDialect", "mlir::func::FuncDialect"];
+  let options = [
+    Option<"budget", "budget", "std::string", "\"\"",
+           "Peak device memory: 40GB, 1.5GiB, 512MB or bytes">,
+    Option<"strategy", "strategy", "std::string", "\"auto\"",
+           "none, all, sqrt, milp or auto">,
+    Option<"target", "target", "std::string", "\"h100\"",
+           "Cost-model target: h100, h200, a100 or cpu">,
+    Option<"milpSeconds", "milp-seconds", "double", "10.0",
+           "Time limit of the MILP solver">,
+    Option<"costTable", "cost-table", "std::string", "\"\"",
+           "JSON file of measured per-op times that replace estimates">,
+    Option<"workspace", "workspace", "std::string", "\"\"",
+           "Runtime workspace counted against the budget (default: 64MiB on "
+           "GPU targets, 0 on cpu)">,
+  ];
+}
+
 #endif // REMAT_PASSES

@@ -1,0 +1,84 @@
+//===- TrainStepPlanner.h - Plan a training step under a budget -*- C++ -*-===//
+//
+// The planning pipeline on a @train_step (after remat-autodiff and
+// remat-schedule-updates): build the rematerialization problem from the IR,
+// solve it with a strategy, materialise the plan in the IR (recomputed ops
+// are clones marked `remat.recompute_of`), assign every arena tensor a byte
+// offset, and describe the result in a PlanReport.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef REMAT_PLANNING_TRAINSTEPPLANNER_H
+#define REMAT_PLANNING_TRAINSTEPPLANNER_H
+
+#include "remat/Analysis/CostModel.h"
+#include "remat/Planning/Strategies.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include <map>
+#include <string>
+
+namespace remat {
+
+struct PlannerOptions {
+  int64_t budgetBytes = 0;
+  plan::Strategy strategy = plan::Strategy::Auto;
+  plan::StrategyOptions strategyOptions;
+  /// Device memory the runtime needs besides tensors (cuBLAS workspace,
+  /// allocator reserve): counted against the budget.
+  int64_t workspaceBytes = 0;
+  int64_t alignment = 256;
+  /// Peak of the same step before remat-schedule-updates (plain order), for
+  /// the report; 0 if unknown.
+  int64_t plainOrderPeakBytes = 0;
+  /// The optimizer, for the infeasibility explanation ("x 16 bytes with
+  /// Adam").
+  std::string optimizer;
+};
+
+/// Everything DESIGN.md's "What every plan reports" lists. Byte figures are
+/// whole-step peaks (persistent + arena + workspace) unless named otherwise.
+struct PlanReport {
+  bool feasible = false;
+  std::string strategy;
+  std::string target;
+  std::string strategyNote;
+  int64_t budgetBytes = 0;
+  int64_t peakBytes = 0;            // planned
+  int64_t baselinePeakBytes = 0;    // no recomputation, same schedule
+  int64_t plainOrderPeakBytes = 0;  // before remat-schedule-updates
+  int64_t minimumFeasibleBytes = 0; // lowest peak any strategy reached
+  int64_t persistentBytes = 0;
+  int64_t workspaceBytes = 0;
+  int64_t arenaBytes = 0;
+  int64_t lowerBoundBytes = 0; // max over time of live arena bytes
+  double fragmentation = 0;    // arena / lower bound - 1
+  std::string memoryAlgorithm;
+  std::map<std::string, int64_t> peakBreakdown; // by category, at the peak
+  int64_t parameterCount = 0;
+  int64_t parameterBytes = 0;
+  double forwardFlops = 0, backwardFlops = 0, recomputeFlops = 0;
+  double baselineStepSeconds = 0, estimatedStepSeconds = 0;
+  int64_t recomputedOps = 0;
+  std::map<std::string, int64_t> recomputedByType;
+  bool milpProvedOptimal = false;
+  double milpGap = 0;
+  double plannerSeconds = 0;
+  int numOps = 0;
+  std::string infeasibleReason;
+};
+
+/// Plans `trainStep` in place. Fails (with a diagnostic) only on malformed
+/// IR; an infeasible budget is a report with feasible == false, and the IR is
+/// left as the lowest-memory plan found.
+mlir::FailureOr<PlanReport> planTrainStep(mlir::func::FuncOp trainStep,
+                                          const CostModel &costModel,
+                                          const PlannerOptions &options);
+
+void printPlanReport(const PlanReport &report, llvm::raw_ostream &os);
+void printPlanReportJson(const PlanReport &report, llvm::raw_ostream &os);
+
+} // namespace remat
+
+#endif // REMAT_PLANNING_TRAINSTEPPLANNER_H

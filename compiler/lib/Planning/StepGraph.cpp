@@ -1,0 +1,213 @@
+//===- StepGraph.cpp - A training step seen as a RematProblem -------------===//
+
+#include "StepGraph.h"
+
+#include "remat/Dialect/RematOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <functional>
+
+using namespace mlir;
+
+namespace remat {
+
+std::string opDisplayName(Operation *op) {
+  Location loc = op->getLoc();
+  if (auto fused = llvm::dyn_cast<FusedLoc>(loc))
+    if (!fused.getLocations().empty())
+      loc = fused.getLocations().front();
+  if (auto name = llvm::dyn_cast<NameLoc>(loc))
+    return name.getName().str();
+  return op->getName().getStringRef().str();
+}
+
+/// "h.3" from "/h.3/attn/MatMul": the first path component that ends in
+/// ".<number>", the way PyTorch scopes repeated modules.
+static std::string regionKey(Operation *op) {
+  std::string name = opDisplayName(op);
+  llvm::SmallVector<llvm::StringRef> parts;
+  llvm::StringRef(name).split(parts, '/', -1, /*KeepEmpty=*/false);
+  for (llvm::StringRef part : parts) {
+    auto [prefix, index] = part.rsplit('.');
+    unsigned value;
+    if (!prefix.empty() && !index.empty() && !index.getAsInteger(10, value))
+      return part.str();
+  }
+  return "";
+}
+
+/// The value whose buffer `v` views: through any chain of reshapes.
+static Value viewSource(Value v) {
+  while (auto reshape = v.getDefiningOp<ReshapeOp>())
+    v = reshape.getInput();
+  return v;
+}
+
+StepGraph buildStepGraph(func::FuncOp func, const CostModel &costModel,
+                         int64_t alignment, int64_t workspaceBytes) {
+  StepGraph graph;
+  StepRoles roles = classifyStep(func);
+  Block &body = func.getBody().front();
+  for (BlockArgument arg : func.getArguments()) {
+    int64_t bytes = tensorBytes(arg.getType(), alignment);
+    if (roles.persistent.contains(arg))
+      graph.persistentBytes += bytes;
+    else
+      graph.inputBytes += bytes;
+  }
+  for (Operation &op : body) {
+    if (isa<ConstantOp>(op)) {
+      graph.persistentBytes += tensorBytes(op.getResult(0).getType(), alignment);
+      continue;
+    }
+    // Reshapes are views: readers of a reshape read its producer's buffer.
+    if (isa<func::ReturnOp, ReshapeOp>(op))
+      continue;
+    plan::Node node;
+    node.name = opDisplayName(&op);
+    node.opKind = op.getName().getStringRef().str();
+    node.seconds = costModel.estimate(&op).seconds;
+    for (Value r : op.getResults())
+      if (!roles.persistent.contains(r))
+        node.outputBytes += tensorBytes(r.getType(), alignment);
+    for (Value operand : op.getOperands())
+      if (Operation *def = viewSource(operand).getDefiningOp()) {
+        auto it = graph.nodeOf.find(def);
+        if (it != graph.nodeOf.end() &&
+            !llvm::is_contained(node.inputs, it->second))
+          node.inputs.push_back(it->second);
+      }
+    node.recomputable = roles.isForward(&op) && !roles.losses.empty() &&
+                        !isa<SgdOp, SgdMomentumOp, AdamOp>(op);
+    graph.nodeOf[&op] = graph.problem.nodes.size();
+    graph.ops.push_back(&op);
+    graph.flops.push_back(isa<CostOpInterface>(op)
+                              ? cast<CostOpInterface>(op).getFlops()
+                              : 0.0);
+    graph.problem.nodes.push_back(std::move(node));
+  }
+  // Regions: number the scoped prefixes in order of first appearance.
+  llvm::StringMap<int> regions;
+  for (size_t i = 0; i < graph.ops.size(); ++i) {
+    std::string key = regionKey(graph.ops[i]);
+    if (key.empty())
+      continue;
+    auto [it, inserted] = regions.try_emplace(key, regions.size());
+    graph.problem.nodes[i].region = it->second;
+  }
+  // Graph outputs. A node with results both returned (the loss) and read by
+  // later ops (log_prob) is not an output: its returned results are counted
+  // as fixed bytes, so that the large results can die after their last read
+  // (a node's outputs live and die together in the problem).
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  llvm::DenseSet<Value> returned;
+  for (Value v : ret.getOperands())
+    returned.insert(viewSource(v));
+  int64_t returnedBytes = 0;
+  for (size_t i = 0; i < graph.ops.size(); ++i) {
+    Operation *op = graph.ops[i];
+    int64_t ownReturned = 0;
+    bool anyReturned = false, othersRead = false;
+    for (Value r : op->getResults()) {
+      if (roles.persistent.contains(r))
+        continue;
+      if (returned.contains(r)) {
+        anyReturned = true;
+        ownReturned += tensorBytes(r.getType(), alignment);
+      } else if (!r.use_empty()) {
+        othersRead = true;
+      }
+    }
+    if (!anyReturned)
+      continue;
+    if (othersRead) {
+      graph.problem.nodes[i].outputBytes -= ownReturned;
+      returnedBytes += ownReturned;
+    } else {
+      graph.problem.graphOutputs.push_back(i);
+    }
+  }
+  graph.problem.fixedBytes =
+      graph.persistentBytes + graph.inputBytes + workspaceBytes + returnedBytes;
+  return graph;
+}
+
+int materializePlan(func::FuncOp func, const StepGraph &graph,
+                    const std::vector<int> &sequence) {
+  Block &body = func.getBody().front();
+  Operation *terminator = body.getTerminator();
+  OpBuilder builder(terminator);
+  // The instance of each node that later readers see.
+  llvm::DenseMap<Operation *, Operation *> current;
+  // Reshapes already placed, by the source value they view.
+  llvm::DenseMap<std::pair<Operation *, Value>, Value> views;
+  llvm::DenseSet<Operation *> placedReshapes;
+  std::vector<bool> seen(graph.ops.size(), false);
+  int clones = 0;
+
+  // The value a reader placed now should use for `v`: the latest instance of
+  // its producer, seen through the same reshapes (placed, or re-created when
+  // the producer was recomputed).
+  std::function<Value(Value)> currentValue = [&](Value v) -> Value {
+    if (auto reshape = v.getDefiningOp<ReshapeOp>()) {
+      Value source = currentValue(reshape.getInput());
+      auto key = std::make_pair(reshape.getOperation(), source);
+      if (Value existing = views.lookup(key))
+        return existing;
+      Value view;
+      if (!placedReshapes.contains(reshape)) {
+        placedReshapes.insert(reshape);
+        reshape->moveBefore(terminator);
+        reshape.getInputMutable().assign(source);
+        view = reshape.getResult();
+      } else {
+        view = builder.create<ReshapeOp>(reshape.getLoc(), reshape.getType(), source);
+      }
+      views[key] = view;
+      return view;
+    }
+    if (Operation *def = v.getDefiningOp()) {
+      auto it = current.find(def);
+      if (it != current.end())
+        return it->second->getResult(llvm::cast<OpResult>(v).getResultNumber());
+    }
+    return v;
+  };
+  auto remapOperands = [&](Operation *op) {
+    for (OpOperand &operand : op->getOpOperands()) {
+      Value value = currentValue(operand.get());
+      if (value != operand.get())
+        operand.set(value);
+    }
+  };
+  for (int node : sequence) {
+    Operation *original = graph.ops[node];
+    Operation *instance = original;
+    if (!seen[node]) {
+      seen[node] = true;
+      // Operands first, so that views they need are placed before the op.
+      remapOperands(original);
+      original->moveBefore(terminator);
+    } else {
+      instance = builder.clone(*original);
+      instance->setAttr("remat.recompute_of",
+                        builder.getStringAttr(opDisplayName(original)));
+      remapOperands(instance);
+      ++clones;
+    }
+    current[original] = instance;
+  }
+  remapOperands(terminator);
+  // Ops the plan never runs had no readers; drop them (reshapes included).
+  for (Operation &op : llvm::make_early_inc_range(llvm::reverse(body)))
+    if (&op != terminator && op.use_empty() && !isa<ConstantOp>(op) &&
+        (isa<ReshapeOp>(op) ? !placedReshapes.contains(&op)
+                            : !graph.nodeOf.count(&op) || !seen[graph.nodeOf.lookup(&op)]))
+      op.erase();
+  return clones;
+}
+
+} // namespace remat

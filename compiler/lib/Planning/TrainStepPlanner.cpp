@@ -1,0 +1,214 @@
+//===- TrainStepPlanner.cpp - Plan a training step under a budget ---------===//
+
+#include "remat/Planning/TrainStepPlanner.h"
+
+#include "StepGraph.h"
+#include "remat/Analysis/MemoryProfile.h"
+#include "remat/Dialect/RematOps.h"
+#include "remat/Planning/ByteSize.h"
+#include "remat/Planning/MemoryPlan.h"
+
+#include "mlir/IR/Builders.h"
+
+#include <chrono>
+
+using namespace mlir;
+
+namespace remat {
+
+namespace {
+
+/// Assigns every arena buffer of `func` an offset and records it in the IR:
+/// `remat.arena_offsets` on each op (one entry per result; -1 for results
+/// written in place into persistent state), `remat.arena_offset` on input
+/// arguments, and `remat.arena_bytes` on the function.
+plan::MemoryPlan assignArena(func::FuncOp func, int64_t alignment,
+                             MemoryProfile &profile) {
+  profile = computeMemoryProfile(func, alignment);
+  std::vector<plan::Buffer> buffers;
+  for (const BufferLifetime &b : profile.buffers)
+    buffers.push_back({b.bytes, b.begin, b.end, ""});
+  plan::MemoryPlan memory = plan::planMemory(buffers, alignment);
+
+  Builder builder(func.getContext());
+  auto offsetOf = [&](Value v) -> int64_t {
+    auto it = profile.bufferOf.find(v);
+    return it == profile.bufferOf.end() ? -1 : memory.offsets[it->second];
+  };
+  for (Operation &op : func.getBody().front().without_terminator()) {
+    if (isa<ConstantOp>(op))
+      continue;
+    SmallVector<int64_t> offsets;
+    for (Value r : op.getResults())
+      offsets.push_back(offsetOf(r));
+    op.setAttr("remat.arena_offsets", builder.getDenseI64ArrayAttr(offsets));
+  }
+  for (BlockArgument arg : func.getArguments())
+    if (int64_t offset = offsetOf(arg); offset >= 0)
+      func.setArgAttr(arg.getArgNumber(), RematDialect::kArenaOffsetAttr,
+                      builder.getI64IntegerAttr(offset));
+  func->setAttr("remat.arena_bytes", builder.getI64IntegerAttr(memory.arenaBytes));
+  return memory;
+}
+
+int64_t parameterElements(func::FuncOp func, int64_t &bytes) {
+  int64_t count = 0;
+  bytes = 0;
+  for (BlockArgument arg : func.getArguments()) {
+    auto role = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                  RematDialect::kRoleAttr);
+    if (!role || role.getValue() != "parameter")
+      continue;
+    auto type = llvm::cast<RankedTensorType>(arg.getType());
+    count += type.getNumElements();
+    bytes += tensorBytes(type);
+  }
+  return count;
+}
+
+/// Why nothing fits, in the user's terms.
+std::string explainInfeasible(const PlanReport &report,
+                              const PlannerOptions &options) {
+  std::string why;
+  if (report.persistentBytes + report.workspaceBytes >= report.budgetBytes) {
+    double perParam = report.parameterCount
+                          ? double(report.persistentBytes) / report.parameterCount
+                          : 0;
+    char buffer[256];
+    std::snprintf(buffer, sizeof buffer,
+                  "persistent state alone is %s: %.3g parameters x %.1f bytes%s",
+                  formatBytes(report.persistentBytes).c_str(),
+                  double(report.parameterCount), perParam,
+                  options.optimizer.empty()
+                      ? ""
+                      : (" with " + options.optimizer).c_str());
+    why = buffer;
+  } else {
+    why = "the lowest peak any strategy reached is " +
+          formatBytes(report.minimumFeasibleBytes) + " (persistent " +
+          formatBytes(report.persistentBytes) + " + activations that cannot "
+          "be recomputed)";
+  }
+  return why + "; what would help: bf16 weights, SGD instead of Adam (8 bytes "
+               "less per parameter), a smaller batch, or sharding across GPUs";
+}
+
+} // namespace
+
+FailureOr<PlanReport> planTrainStep(func::FuncOp func, const CostModel &costModel,
+                                    const PlannerOptions &options) {
+  auto start = std::chrono::steady_clock::now();
+  PlanReport report;
+  report.strategy = plan::strategyName(options.strategy);
+  report.target = costModel.getTarget().name.str();
+  report.budgetBytes = options.budgetBytes;
+  report.workspaceBytes = options.workspaceBytes;
+  report.plainOrderPeakBytes = options.plainOrderPeakBytes;
+  report.parameterCount = parameterElements(func, report.parameterBytes);
+
+  StepGraph graph =
+      buildStepGraph(func, costModel, options.alignment, options.workspaceBytes);
+  graph.problem.budgetBytes = options.budgetBytes;
+  report.persistentBytes = graph.persistentBytes;
+  report.numOps = graph.ops.size();
+
+  std::string error;
+  plan::RematPlan baseline = plan::planNone(graph.problem);
+  if (!plan::simulate(graph.problem, baseline, error))
+    return func.emitError("remat planner: the schedule is not valid: ") << error,
+           failure();
+  // Measured like the planned peak (persistent + arena-style live bytes +
+  // workspace), with the schedule as it is.
+  report.baselinePeakBytes =
+      computeMemoryProfile(func, options.alignment).peakBytes +
+      graph.persistentBytes + options.workspaceBytes;
+  report.baselineStepSeconds = baseline.seconds;
+  for (size_t i = 0; i < graph.ops.size(); ++i) {
+    if (graph.problem.nodes[i].recomputable)
+      report.forwardFlops += graph.flops[i];
+    else
+      report.backwardFlops += graph.flops[i];
+  }
+
+  // The strategy budgets against the simulated peak; the arena adds a little
+  // fragmentation on top. If the planned arena overshoots, ask again with the
+  // overshoot taken off the budget.
+  auto arenaPeak = [&](const plan::RematPlan &p) {
+    func::FuncOp trial = func.clone();
+    StepGraph trialGraph = buildStepGraph(trial, costModel, options.alignment,
+                                          options.workspaceBytes);
+    materializePlan(trial, trialGraph, p.sequence);
+    MemoryProfile trialProfile;
+    int64_t peak = graph.persistentBytes + options.workspaceBytes +
+                   assignArena(trial, options.alignment, trialProfile).arenaBytes;
+    trial.erase();
+    return peak;
+  };
+  plan::RematPlan chosen;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    chosen = plan::runStrategy(options.strategy, graph.problem,
+                               options.strategyOptions);
+    if (!plan::simulate(graph.problem, chosen, error))
+      return func.emitError("remat planner: strategy '")
+                 << report.strategy << "' produced an invalid plan: " << error,
+             failure();
+    if (chosen.peakBytes > options.budgetBytes)
+      break; // does not fit even before fragmentation
+    int64_t overshoot = arenaPeak(chosen) - options.budgetBytes;
+    if (overshoot <= 0)
+      break;
+    graph.problem.budgetBytes -= overshoot;
+  }
+  graph.problem.budgetBytes = options.budgetBytes;
+  report.strategyNote = chosen.note;
+  report.milpProvedOptimal = chosen.provedOptimal;
+  report.milpGap = chosen.optimalityGap;
+  report.minimumFeasibleBytes = std::min(chosen.peakBytes, baseline.peakBytes);
+  if (chosen.peakBytes > options.budgetBytes) {
+    // The least memory any strategy reaches, for the error message.
+    for (plan::Strategy s : {plan::Strategy::All, plan::Strategy::Sqrt}) {
+      plan::RematPlan p = plan::runStrategy(s, graph.problem, options.strategyOptions);
+      if (plan::simulate(graph.problem, p, error))
+        report.minimumFeasibleBytes = std::min(report.minimumFeasibleBytes, p.peakBytes);
+    }
+  }
+
+  // What is recomputed, then the plan in the IR.
+  std::vector<int> runs(graph.ops.size(), 0);
+  for (int node : chosen.sequence)
+    if (runs[node]++ > 0) {
+      ++report.recomputedOps;
+      ++report.recomputedByType[graph.problem.nodes[node].opKind];
+      report.recomputeFlops += graph.flops[node];
+    }
+  materializePlan(func, graph, chosen.sequence);
+
+  MemoryProfile profile;
+  plan::MemoryPlan memory = assignArena(func, options.alignment, profile);
+  report.arenaBytes = memory.arenaBytes;
+  report.lowerBoundBytes = memory.lowerBoundBytes;
+  report.fragmentation = memory.lowerBoundBytes
+                             ? double(memory.arenaBytes) / memory.lowerBoundBytes - 1
+                             : 0;
+  report.memoryAlgorithm = memory.algorithm;
+  for (size_t c = 0; c < profile.peakByCategory.size(); ++c)
+    report.peakBreakdown[categoryName(static_cast<MemoryCategory>(c))] =
+        profile.peakByCategory[c];
+  // The planned peak as the runtime allocates it: persistent state, the
+  // arena and the workspace.
+  report.peakBytes =
+      graph.persistentBytes + memory.arenaBytes + options.workspaceBytes;
+  report.feasible = report.peakBytes <= options.budgetBytes;
+  report.estimatedStepSeconds = chosen.seconds;
+  if (!report.feasible) {
+    report.minimumFeasibleBytes =
+        std::max(report.minimumFeasibleBytes, report.persistentBytes);
+    report.infeasibleReason = explainInfeasible(report, options);
+  }
+  report.plannerSeconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  return report;
+}
+
+} // namespace remat
