@@ -2,10 +2,11 @@
 //
 // Buffers are placed one at a time in some order; each goes into a gap of
 // the address ranges that are free over its whole lifetime, given the
-// buffers placed before it (best fit: the smallest gap that holds it; first
-// fit: the lowest), or above everything if no gap holds it. With the order
-// "largest first" and best fit this is Pisarchyk & Lee's greedy by size for
-// offset calculation (and XLA's GlobalDecreasingSizeBestFitHeap).
+// buffers placed before it (best fit: the smallest of the first few gaps
+// that hold it; first fit: the lowest), or above everything if no gap holds
+// it. With the order "largest first" and best fit this is Pisarchyk & Lee's
+// greedy by size for offset calculation (and XLA's
+// GlobalDecreasingSizeBestFitHeap).
 //
 // Finding the occupied ranges over a lifetime without looking at every
 // placed buffer: time is compressed to the distinct begin steps (two
@@ -15,7 +16,10 @@
 // not its parent: the canonical decomposition) and `any` (buffers whose
 // lifetime intersects the node). The ranges occupied somewhere in [l, r] are
 // the union of `any` of the canonical nodes of [l, r] and `own` of the nodes
-// on the root paths of leaves l and r: O(log n) sets, walked together.
+// on the root paths of leaves l and r: O(log n) sets, walked together. Each
+// set is a treap that also keeps the largest free gap per subtree, so a set
+// answers "lowest place >= x that holds s bytes" in O(log n); the union's
+// answer is the fixed point of raising x to every set's answer.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,7 +28,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
-#include <map>
 #include <numeric>
 #include <stdexcept>
 #include <utility>
@@ -35,42 +38,206 @@ namespace {
 
 constexpr int64_t kInf = std::numeric_limits<int64_t>::max();
 
-/// Disjoint, non-touching half-open ranges [start, end), keyed by start.
-using RangeSet = std::map<int64_t, int64_t>;
+/// Sets of disjoint, non-touching half-open address ranges [start, end),
+/// each a treap keyed by start. Every range also knows the free gap before
+/// it (start - end of the previous range, or start for the first), and
+/// every subtree the largest such gap, so that gaps too small for a buffer
+/// are skipped in O(log n) rather than walked one by one. Ranges are only
+/// ever added (merging with those they touch), never removed.
+class RangeSets {
+public:
+  using Set = int32_t; // root node, -1 when empty
 
-void addRange(RangeSet &set, int64_t start, int64_t end) {
-  auto it = set.upper_bound(start);
-  if (it != set.begin()) {
-    auto prev = std::prev(it);
-    if (prev->second >= start) {
-      if (prev->second >= end)
-        return; // already covered
-      start = prev->first;
-      end = std::max(end, prev->second);
-      it = set.erase(prev);
+  /// Adds [start, end) to `set`, merging overlapping or touching ranges.
+  void add(Set &set, int64_t start, int64_t end) {
+    if (coverEnd(set, start) >= end)
+      return; // already covered (common high in the time tree)
+    Set left, right, middle;
+    split(set, start, left, right); // left: starts < start
+    if (left >= 0) {
+      int32_t last = rightmost(left);
+      if (nodes[last].end >= start) {
+        Set rest;
+        split(left, nodes[last].start, left, rest);
+        start = nodes[last].start;
+        end = std::max(end, nodes[last].end);
+        release(rest);
+      }
     }
+    split(right, end + 1, middle, right); // middle: starts in [start, end]
+    if (middle >= 0) {
+      end = std::max(end, nodes[rightmost(middle)].end);
+      release(middle);
+    }
+    int64_t prevEnd = left >= 0 ? nodes[rightmost(left)].end : 0;
+    int32_t node = make(start, end, start - prevEnd);
+    if (right >= 0)
+      setFirstGap(right, end);
+    set = join(join(left, node), right);
   }
-  while (it != set.end() && it->first <= end) {
-    end = std::max(end, it->second);
-    it = set.erase(it);
+
+  /// End of the range of `set` that contains x, or x if none does.
+  int64_t coverEnd(Set set, int64_t x) const {
+    int64_t result = x;
+    for (int32_t t = set; t >= 0;) {
+      const Node &n = nodes[t];
+      if (n.start <= x) {
+        if (n.end > x)
+          return n.end;
+        t = n.right;
+      } else {
+        t = n.left;
+      }
+    }
+    return result;
   }
-  set.emplace_hint(it, start, end);
-}
 
-/// End of the range of `set` that contains x, or x if none does.
-inline int64_t coverEnd(const RangeSet &set, int64_t x) {
-  auto it = set.upper_bound(x);
-  if (it == set.begin())
-    return x;
-  --it;
-  return it->second > x ? it->second : x;
-}
+  /// Start of the first range of `set` that begins after x, or kInf.
+  int64_t nextStart(Set set, int64_t x) const {
+    int64_t result = kInf;
+    for (int32_t t = set; t >= 0;) {
+      const Node &n = nodes[t];
+      if (n.start > x) {
+        result = n.start;
+        t = n.left;
+      } else {
+        t = n.right;
+      }
+    }
+    return result;
+  }
 
-/// Start of the first range of `set` that begins after x, or kInf.
-inline int64_t nextStart(const RangeSet &set, int64_t x) {
-  auto it = set.upper_bound(x);
-  return it == set.end() ? kInf : it->first;
-}
+  /// The lowest p >= x with [p, p + size) free in `set`.
+  int64_t nextFit(Set set, int64_t x, int64_t size) const {
+    if (set < 0)
+      return x;
+    x = coverEnd(set, x);
+    int64_t next = nextStart(set, x);
+    if (next == kInf || next - x >= size)
+      return x;
+    // The first range after `next` with a gap >= size before it.
+    int32_t t = firstGapAfter(set, next, size);
+    if (t < 0)
+      return nodes[rightmost(set)].end;
+    return nodes[t].start - nodes[t].gap;
+  }
+
+private:
+  struct Node {
+    int64_t start, end;
+    int64_t gap;    // start - end of the previous range (or - 0)
+    int64_t maxGap; // max gap in the subtree
+    uint32_t priority;
+    int32_t left, right;
+  };
+
+  int32_t make(int64_t start, int64_t end, int64_t gap) {
+    int32_t t;
+    if (!freeList.empty()) {
+      t = freeList.back();
+      freeList.pop_back();
+    } else {
+      t = static_cast<int32_t>(nodes.size());
+      nodes.emplace_back();
+    }
+    seed ^= seed << 13;
+    seed ^= seed >> 17;
+    seed ^= seed << 5;
+    nodes[t] = Node{start, end, gap, gap, seed, -1, -1};
+    return t;
+  }
+
+  void release(int32_t t) {
+    if (t < 0)
+      return;
+    release(nodes[t].left);
+    release(nodes[t].right);
+    freeList.push_back(t);
+  }
+
+  void pull(int32_t t) {
+    Node &n = nodes[t];
+    n.maxGap = n.gap;
+    if (n.left >= 0)
+      n.maxGap = std::max(n.maxGap, nodes[n.left].maxGap);
+    if (n.right >= 0)
+      n.maxGap = std::max(n.maxGap, nodes[n.right].maxGap);
+  }
+
+  /// a: starts < key; b: starts >= key.
+  void split(int32_t t, int64_t key, int32_t &a, int32_t &b) {
+    if (t < 0) {
+      a = b = -1;
+      return;
+    }
+    if (nodes[t].start < key) {
+      int32_t r = nodes[t].right;
+      split(r, key, r, b);
+      nodes[t].right = r;
+      a = t;
+    } else {
+      int32_t l = nodes[t].left;
+      split(l, key, a, l);
+      nodes[t].left = l;
+      b = t;
+    }
+    pull(t);
+  }
+
+  /// Every start in a is below every start in b.
+  int32_t join(int32_t a, int32_t b) {
+    if (a < 0)
+      return b;
+    if (b < 0)
+      return a;
+    if (nodes[a].priority > nodes[b].priority) {
+      nodes[a].right = join(nodes[a].right, b);
+      pull(a);
+      return a;
+    }
+    nodes[b].left = join(a, nodes[b].left);
+    pull(b);
+    return b;
+  }
+
+  int32_t rightmost(int32_t t) const {
+    while (nodes[t].right >= 0)
+      t = nodes[t].right;
+    return t;
+  }
+
+  void setFirstGap(int32_t t, int64_t prevEnd) {
+    if (nodes[t].left >= 0)
+      setFirstGap(nodes[t].left, prevEnd);
+    else
+      nodes[t].gap = nodes[t].start - prevEnd;
+    pull(t);
+  }
+
+  /// The first node with start > key and gap >= size, or -1.
+  int32_t firstGapAfter(int32_t t, int64_t key, int64_t size) const {
+    if (t < 0 || nodes[t].maxGap < size)
+      return -1;
+    const Node &n = nodes[t];
+    if (n.start <= key)
+      return firstGapAfter(n.right, key, size);
+    int32_t found = firstGapAfter(n.left, key, size);
+    if (found >= 0)
+      return found;
+    if (n.gap >= size)
+      return t;
+    return firstGapAfter(n.right, key, size);
+  }
+
+  std::vector<Node> nodes;
+  std::vector<int32_t> freeList;
+  uint32_t seed = 2463534242u;
+};
+
+/// How many fitting gaps best fit compares before settling for the best of
+/// them (it stops earlier at an exact fit or at the top of the arena).
+/// Keeps best fit near O(n log^2 n) on heavily fragmented inputs.
+constexpr int kBestFitCandidates = 4;
 
 /// The segment tree of occupied ranges over compressed time [0, points).
 class Occupancy {
@@ -89,62 +256,62 @@ public:
     sets.clear();
     for (size_t node : canonical)
       if (any[node] >= 0)
-        sets.push_back(&pool[any[node]]);
+        sets.push_back(any[node]);
     for (size_t node : paths)
       if (own[node] >= 0)
-        sets.push_back(&pool[own[node]]);
-    const size_t m = sets.size();
-    if (m == 0)
+        sets.push_back(own[node]);
+    if (sets.empty())
       return 0;
-    int64_t x = 0, best = -1, bestGap = kInf;
-    while (true) {
-      // Skip past the occupied ranges at x, until no set covers x.
-      for (size_t quiet = 0, k = 0; quiet < m; k = (k + 1 == m ? 0 : k + 1)) {
-        int64_t y = coverEnd(*sets[k], x);
-        if (y > x) {
-          x = y;
-          quiet = 1;
-        } else {
-          ++quiet;
-        }
-      }
+    int64_t x = firstFit(0, size);
+    if (fit == FitPolicy::FirstFit)
+      return x;
+    int64_t best = -1, bestGap = kInf;
+    for (int candidates = 0; candidates < kBestFitCandidates; ++candidates) {
       int64_t next = kInf;
-      for (const RangeSet *set : sets)
-        next = std::min(next, nextStart(*set, x));
+      for (RangeSets::Set set : sets)
+        next = std::min(next, ranges.nextStart(set, x));
       if (next == kInf)
-        break; // x is the top of everything live over [l, r]
+        return best >= 0 ? best : x; // x is the top over [l, r]
       int64_t gap = next - x;
-      if (gap >= size) {
-        if (fit == FitPolicy::FirstFit || gap == size)
-          return x;
-        if (gap < bestGap) {
-          bestGap = gap;
-          best = x;
-        }
+      if (gap == size)
+        return x;
+      if (gap < bestGap) {
+        bestGap = gap;
+        best = x;
       }
-      x = next;
+      x = firstFit(next, size);
     }
-    return best >= 0 ? best : x;
+    return best;
   }
 
   /// Marks [offset, offset + size) occupied over [l, r]; call after find()
   /// with the same l, r.
   void place(int64_t offset, int64_t size) {
     for (size_t node : canonical) {
-      addRange(setOf(own, node), offset, offset + size);
-      addRange(setOf(any, node), offset, offset + size);
+      ranges.add(own[node], offset, offset + size);
+      ranges.add(any[node], offset, offset + size);
     }
     for (size_t node : paths)
-      addRange(setOf(any, node), offset, offset + size);
+      ranges.add(any[node], offset, offset + size);
+    work += 2 * canonical.size() + paths.size();
   }
 
 private:
-  RangeSet &setOf(std::vector<int32_t> &index, size_t node) {
-    if (index[node] < 0) {
-      index[node] = static_cast<int32_t>(pool.size());
-      pool.emplace_back();
+  /// The lowest p >= x with [p, p + size) free in every set: each set's own
+  /// lowest fit is a lower bound, so raise x to them until all agree.
+  int64_t firstFit(int64_t x, int64_t size) const {
+    const size_t m = sets.size();
+    for (size_t quiet = 0, k = 0; quiet < m; k = (k + 1 == m ? 0 : k + 1)) {
+      int64_t y = ranges.nextFit(sets[k], x, size);
+      ++work;
+      if (y > x) {
+        x = y;
+        quiet = 1;
+      } else {
+        ++quiet;
+      }
     }
-    return pool[index[node]];
+    return x;
   }
 
   void collect(int l, int r) {
@@ -166,10 +333,14 @@ private:
   }
 
   size_t width;
-  std::vector<int32_t> own, any; // node -> index into pool, or -1
-  std::vector<RangeSet> pool;
+  std::vector<RangeSets::Set> own, any; // per node
+  RangeSets ranges;
   std::vector<size_t> canonical, paths;
-  std::vector<const RangeSet *> sets;
+  std::vector<RangeSets::Set> sets;
+
+public:
+  /// Set operations so far: a deterministic measure of effort.
+  mutable uint64_t work = 0;
 };
 
 /// Range max over an array, with the lowest index among equal maxima.
@@ -224,13 +395,18 @@ std::string algorithmName(PlacementOrder order, FitPolicy fit) {
   return name + (fit == FitPolicy::BestFit ? "/best-fit" : "/first-fit");
 }
 
-MemoryPlan assignOffsets(const std::vector<Buffer> &buffers,
-                         PlacementOrder order, FitPolicy fit,
-                         int64_t alignment) {
+namespace {
+
+/// assignOffsets that gives up (returns false) once it has spent more than
+/// `budget` set operations; `work` receives what it spent.
+bool assignWithBudget(const std::vector<Buffer> &buffers, PlacementOrder order,
+                      FitPolicy fit, int64_t alignment, uint64_t budget,
+                      uint64_t &work, MemoryPlan &plan) {
   if (alignment <= 0)
     throw std::invalid_argument("memory plan: alignment must be positive");
   const size_t n = buffers.size();
-  MemoryPlan plan;
+  plan = MemoryPlan();
+  work = 0;
   plan.algorithm = algorithmName(order, fit);
   plan.offsets.assign(n, 0);
   plan.lowerBoundBytes = lowerBound(buffers, alignment); // validates too
@@ -246,7 +422,7 @@ MemoryPlan assignOffsets(const std::vector<Buffer> &buffers,
     }
   }
   if (placed.empty())
-    return plan;
+    return true;
   std::sort(starts.begin(), starts.end());
   starts.erase(std::unique(starts.begin(), starts.end()), starts.end());
   // Lifetimes as ranges of begin points: [lo, hi].
@@ -330,37 +506,80 @@ MemoryPlan assignOffsets(const std::vector<Buffer> &buffers,
     occupancy.place(offset, size[i]);
     plan.offsets[i] = offset;
     plan.arenaBytes = std::max(plan.arenaBytes, offset + size[i]);
+    if (occupancy.work > budget) {
+      work = occupancy.work;
+      return false;
+    }
   }
+  work = occupancy.work;
+  return true;
+}
+
+} // namespace
+
+MemoryPlan assignOffsets(const std::vector<Buffer> &buffers,
+                         PlacementOrder order, FitPolicy fit,
+                         int64_t alignment) {
+  MemoryPlan plan;
+  uint64_t work = 0;
+  assignWithBudget(buffers, order, fit, alignment,
+                   std::numeric_limits<uint64_t>::max(), work, plan);
   return plan;
 }
 
 MemoryPlan planMemory(const std::vector<Buffer> &buffers, int64_t alignment,
                       std::vector<MemoryPlan> *candidates) {
-  static const PlacementOrder kOrders[] = {
-      PlacementOrder::Size, PlacementOrder::Breadth, PlacementOrder::Area,
-      PlacementOrder::Lifetime};
-  static const FitPolicy kFits[] = {FitPolicy::BestFit, FitPolicy::FirstFit};
+  // Greedy by size with best fit first and in full; the others share an
+  // effort budget proportional to what it took (orders that place small
+  // long-lived buffers first can fragment the occupied ranges and get slow
+  // on very large inputs; they are abandoned rather than waited for).
+  static const std::pair<PlacementOrder, FitPolicy> kAlgorithms[] = {
+      {PlacementOrder::Size, FitPolicy::BestFit},
+      {PlacementOrder::Size, FitPolicy::FirstFit},
+      {PlacementOrder::Breadth, FitPolicy::BestFit},
+      {PlacementOrder::Breadth, FitPolicy::FirstFit},
+      {PlacementOrder::Area, FitPolicy::BestFit},
+      {PlacementOrder::Area, FitPolicy::FirstFit},
+      {PlacementOrder::Lifetime, FitPolicy::BestFit},
+      {PlacementOrder::Lifetime, FitPolicy::FirstFit},
+  };
+  constexpr uint64_t kMinExtraWork = 4'000'000;
+  constexpr uint64_t kExtraWorkFactor = 2;
   MemoryPlan best;
   bool found = false;
   std::string firstError;
+  uint64_t extraBudget = 0;
   if (candidates)
     candidates->clear();
-  for (PlacementOrder order : kOrders) {
-    for (FitPolicy fit : kFits) {
-      MemoryPlan plan = assignOffsets(buffers, order, fit, alignment);
-      std::string error;
-      bool ok = verifyPlan(buffers, plan, alignment, error);
-      if (!ok && firstError.empty())
-        firstError = plan.algorithm + ": " + error;
-      if (ok && (!found || plan.arenaBytes < best.arenaBytes)) {
-        best = plan;
-        found = true;
-      }
-      if (candidates)
-        candidates->push_back(std::move(plan));
-      if (found && best.arenaBytes == best.lowerBoundBytes)
-        return best; // optimal; nothing can beat it
+  bool first = true;
+  for (const auto &[order, fit] : kAlgorithms) {
+    MemoryPlan plan;
+    uint64_t work = 0;
+    bool completed = assignWithBudget(
+        buffers, order, fit, alignment,
+        first ? std::numeric_limits<uint64_t>::max() : extraBudget, work,
+        plan);
+    if (first)
+      extraBudget = std::max(kMinExtraWork, kExtraWorkFactor * work);
+    else
+      extraBudget -= std::min(extraBudget, work);
+    first = false;
+    if (!completed)
+      continue;
+    std::string error;
+    bool ok = verifyPlan(buffers, plan, alignment, error);
+    if (!ok && firstError.empty())
+      firstError = plan.algorithm + ": " + error;
+    if (ok && (!found || plan.arenaBytes < best.arenaBytes)) {
+      best = plan;
+      found = true;
     }
+    if (candidates)
+      candidates->push_back(std::move(plan));
+    if (found && best.arenaBytes == best.lowerBoundBytes)
+      return best; // optimal; nothing can beat it
+    if (extraBudget == 0)
+      break;
   }
   if (!found)
     throw std::logic_error("memory plan: no assignment verifies: " +

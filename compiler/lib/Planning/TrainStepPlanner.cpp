@@ -145,31 +145,35 @@ FailureOr<PlanReport> planTrainStep(func::FuncOp func, const CostModel &costMode
     return peak;
   };
   plan::RematPlan chosen;
-  for (int attempt = 0; attempt < 3; ++attempt) {
+  for (int attempt = 0; attempt < 6; ++attempt) {
     chosen = plan::runStrategy(options.strategy, graph.problem,
                                options.strategyOptions);
     if (!plan::simulate(graph.problem, chosen, error))
       return func.emitError("remat planner: strategy '")
                  << report.strategy << "' produced an invalid plan: " << error,
              failure();
-    if (chosen.peakBytes > options.budgetBytes)
+    if (chosen.peakBytes > graph.problem.budgetBytes)
       break; // does not fit even before fragmentation
     int64_t overshoot = arenaPeak(chosen) - options.budgetBytes;
     if (overshoot <= 0)
       break;
-    graph.problem.budgetBytes -= overshoot;
+    // Leave a little room besides the overshoot: a new plan has a new arena.
+    graph.problem.budgetBytes -= overshoot + options.budgetBytes / 500;
   }
   graph.problem.budgetBytes = options.budgetBytes;
   report.strategyNote = chosen.note;
   report.milpProvedOptimal = chosen.provedOptimal;
   report.milpGap = chosen.optimalityGap;
-  report.minimumFeasibleBytes = std::min(chosen.peakBytes, baseline.peakBytes);
-  if (chosen.peakBytes > options.budgetBytes) {
-    // The least memory any strategy reaches, for the error message.
+  int64_t chosenPeak = arenaPeak(chosen);
+  report.minimumFeasibleBytes = chosenPeak;
+  if (chosenPeak > options.budgetBytes) {
+    // The least memory any strategy reaches, measured like the planned peak
+    // (persistent + arena + workspace), for the error message.
     for (plan::Strategy s : {plan::Strategy::All, plan::Strategy::Sqrt}) {
       plan::RematPlan p = plan::runStrategy(s, graph.problem, options.strategyOptions);
       if (plan::simulate(graph.problem, p, error))
-        report.minimumFeasibleBytes = std::min(report.minimumFeasibleBytes, p.peakBytes);
+        report.minimumFeasibleBytes =
+            std::min(report.minimumFeasibleBytes, arenaPeak(p));
     }
   }
 
@@ -200,11 +204,8 @@ FailureOr<PlanReport> planTrainStep(func::FuncOp func, const CostModel &costMode
       graph.persistentBytes + memory.arenaBytes + options.workspaceBytes;
   report.feasible = report.peakBytes <= options.budgetBytes;
   report.estimatedStepSeconds = chosen.seconds;
-  if (!report.feasible) {
-    report.minimumFeasibleBytes =
-        std::max(report.minimumFeasibleBytes, report.persistentBytes);
+  if (!report.feasible)
     report.infeasibleReason = explainInfeasible(report, options);
-  }
   report.plannerSeconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();

@@ -105,17 +105,24 @@ std::string algorithmName(PlacementOrder order, FitPolicy fit);
 
 /// One greedy assignment: buffers in `order`, each at the gap chosen by
 /// `fit` among the address ranges free over its whole lifetime given the
-/// buffers already placed. O(n log^2 n) typical (a segment tree over time of
-/// merged occupied ranges). Throws std::invalid_argument on a buffer with
-/// negative bytes or end < begin, or a non-positive alignment.
+/// buffers already placed. Best fit compares the first few (4) gaps that
+/// hold the buffer, stopping early at an exact fit or at the top. Uses a
+/// segment tree over time of merged occupied ranges (treaps that skip gaps
+/// too small), so no placed buffer is looked at one by one; effort grows
+/// with how fragmented the occupied ranges are (100k buffers: about a
+/// second). Throws std::invalid_argument on a buffer with negative bytes or
+/// end < begin, or a non-positive alignment.
 MemoryPlan assignOffsets(const std::vector<Buffer> &buffers,
                          PlacementOrder order, FitPolicy fit,
                          int64_t alignment = kDefaultAlignment);
 
-/// Runs every order x fit, keeps the smallest arena that verifies (ties: the
-/// earlier in the list, greedy-size/best-fit first). If `candidates` is
-/// given it receives every plan tried, in order. Throws std::logic_error if
-/// no plan verifies (a bug).
+/// Runs greedy-size/best-fit, then the other orders x fits (size/first-fit,
+/// breadth, area, lifetime) within an effort budget of twice what the first
+/// took (at least a few million set operations, so small inputs always get
+/// all eight; an algorithm that runs out is dropped), and keeps the smallest
+/// arena that verifies (ties: the earlier). Stops early at a plan that meets
+/// the lower bound. If `candidates` is given it receives every completed
+/// plan, in order. Throws std::logic_error if no plan verifies (a bug).
 MemoryPlan planMemory(const std::vector<Buffer> &buffers,
                       int64_t alignment = kDefaultAlignment,
                       std::vector<MemoryPlan> *candidates = nullptr);
