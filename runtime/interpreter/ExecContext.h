@@ -27,7 +27,10 @@ public:
   /// empty view.
   virtual rt::TensorView operand(mlir::Value value) = 0;
 
-  /// Allocates the result's buffer with its static shape and dtype.
+  /// The result's buffer with its static shape and dtype: freshly allocated
+  /// (zero-filled), or in arena mode the result's arena slot, whose contents
+  /// are unspecified (poisoned under the arena check): kernels must write
+  /// every element.
   virtual rt::TensorView result(mlir::Value value) = 0;
 
   /// Like result(), but returns an empty view without allocating when the

@@ -6,6 +6,11 @@
 // results. Buffers are shared_ptr-owned so that reshape can alias its
 // operand; the deleter keeps the live-byte count.
 //
+// Arena mode (the function carries remat.arena_bytes): values with an arena
+// offset are views into one arena the Plan owns; their Slot holds a shared
+// ArenaRange (shared by reshape aliases) that keeps the live-byte count and
+// lets the debug check find live values overlapping a write.
+//
 //===----------------------------------------------------------------------===//
 
 #include "remat/Interpreter/Interpreter.h"
@@ -23,6 +28,8 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 #include <new>
 
 using namespace mlir;
@@ -132,7 +139,83 @@ struct Interpreter::Plan {
   /// Static dtype and shape of every argument.
   std::vector<rt::DType> argDTypes;
   std::vector<rt::Shape> argShapes;
+
+  /// Arena mode: the plan's arena size, the byte offset of every value that
+  /// lives in the arena (op results and input arguments), and the arena
+  /// itself, allocated once and reused by every run.
+  bool arena = false;
+  int64_t plannedArenaBytes = 0;
+  llvm::DenseMap<Value, int64_t> arenaOffsets;
+  struct FreeDeleter {
+    void operator()(void *p) const { std::free(p); }
+  };
+  std::unique_ptr<void, FreeDeleter> arenaStorage;
+  size_t arenaAllocatedBytes = 0;
+  char *arenaBase() const { return static_cast<char *>(arenaStorage.get()); }
+
+  void setUpArena(func::FuncOp func, IntegerAttr arenaBytes);
 };
+
+/// Reads the plan's offsets and allocates the arena: the planned size, or
+/// more if some offset + size reaches past it (so that such a plan runs and
+/// its high-water mark shows the overshoot instead of corrupting memory).
+void Interpreter::Plan::setUpArena(func::FuncOp func, IntegerAttr arenaBytes) {
+  arena = true;
+  plannedArenaBytes = arenaBytes.getInt();
+  if (plannedArenaBytes < 0)
+    throw InterpreterError("function '" + func.getSymName().str() +
+                           "': remat.arena_bytes is negative");
+  size_t required = static_cast<size_t>(plannedArenaBytes);
+  auto place = [&](Value value, int64_t offset) {
+    auto type = cast<RankedTensorType>(value.getType());
+    size_t bytes = static_cast<size_t>(rt::numElements(shapeOf(type))) *
+                   rt::dtypeSize(dtypeOf(type));
+    required = std::max(required, static_cast<size_t>(offset) + bytes);
+    arenaOffsets[value] = offset;
+  };
+  Block &block = func.getBody().front();
+  for (BlockArgument arg : block.getArguments())
+    if (auto offset = func.getArgAttrOfType<IntegerAttr>(
+            arg.getArgNumber(), RematDialect::kArenaOffsetAttr);
+        offset && offset.getInt() >= 0)
+      place(arg, offset.getInt());
+  for (const Step &step : steps) {
+    auto offsets =
+        step.op->getAttrOfType<DenseI64ArrayAttr>("remat.arena_offsets");
+    if (!offsets)
+      continue;
+    if (offsets.size() != static_cast<int64_t>(step.op->getNumResults()))
+      throw InterpreterError(describeOp(step.op) + ": remat.arena_offsets has " +
+                             std::to_string(offsets.size()) +
+                             " entries for " +
+                             std::to_string(step.op->getNumResults()) +
+                             " results");
+    for (auto [result, offset] :
+         llvm::zip_equal(step.op->getResults(), offsets.asArrayRef()))
+      if (offset >= 0)
+        place(result, offset);
+    // A reshape is a view: the plan must put it where its input is.
+    if (auto reshape = dyn_cast<ReshapeOp>(step.op)) {
+      auto in = arenaOffsets.find(reshape.getInput());
+      auto out = arenaOffsets.find(reshape.getOutput());
+      if (in != arenaOffsets.end() && out != arenaOffsets.end() &&
+          in->second != out->second)
+        throw InterpreterError(describeOp(step.op) + ": the reshape's arena "
+                               "offset " + std::to_string(out->second) +
+                               " differs from its input's " +
+                               std::to_string(in->second));
+    }
+  }
+  constexpr size_t kAlign = 64;
+  arenaAllocatedBytes = std::max<size_t>(
+      kAlign, (required + kAlign - 1) / kAlign * kAlign);
+  arenaStorage.reset(std::aligned_alloc(kAlign, arenaAllocatedBytes));
+  if (!arenaStorage)
+    throw InterpreterError("cannot allocate the " +
+                           std::to_string(arenaAllocatedBytes) +
+                           "-byte arena of function '" +
+                           func.getSymName().str() + "'");
+}
 
 Interpreter::Interpreter(func::FuncOp func) : func_(func), plan_(new Plan) {
   if (func.isExternal())
@@ -208,6 +291,8 @@ Interpreter::Interpreter(func::FuncOp func) : func_(func), plan_(new Plan) {
   if (!plan_->returnOp)
     throw InterpreterError("function '" + func.getSymName().str() +
                            "' does not end in func.return");
+  if (auto arenaBytes = func->getAttrOfType<IntegerAttr>("remat.arena_bytes"))
+    plan_->setUpArena(func, arenaBytes);
 
   // Release lists. Values the return uses live to the end (index == size).
   const size_t end = plan_->steps.size();
@@ -226,6 +311,11 @@ Interpreter::Interpreter(func::FuncOp func) : func_(func), plan_(new Plan) {
 
 Interpreter::~Interpreter() = default;
 
+bool Interpreter::usesArena() const { return plan_->arena; }
+int64_t Interpreter::plannedArenaBytes() const {
+  return plan_->plannedArenaBytes;
+}
+
 //===----------------------------------------------------------------------===//
 // Run
 //===----------------------------------------------------------------------===//
@@ -236,7 +326,18 @@ public:
   ~Run() override { slots_.clear(); }
 
   void bindArgument(Value arg, const rt::TensorView &view) {
-    slots_[arg] = Slot{nullptr, view};
+    if (interp_.plan_->arena) {
+      auto it = interp_.plan_->arenaOffsets.find(arg);
+      if (it != interp_.plan_->arenaOffsets.end()) {
+        // An input the plan places in the arena: copied into its slot.
+        rt::TensorView slot = bindInArena(arg, it->second, view.dtype,
+                                          view.shape, nullptr);
+        if (slot.bytes())
+          std::memcpy(slot.data, view.data, slot.bytes());
+        return;
+      }
+    }
+    slots_[arg] = Slot{nullptr, view, nullptr};
   }
 
   void execute(const Plan::Step &step) {
@@ -301,9 +402,15 @@ public:
 
   rt::TensorView result(Value value) override {
     auto type = cast<RankedTensorType>(value.getType());
+    if (interp_.plan_->arena) {
+      auto it = interp_.plan_->arenaOffsets.find(value);
+      if (it != interp_.plan_->arenaOffsets.end())
+        return bindInArena(value, it->second, dtypeOf(type), shapeOf(type),
+                           value.getDefiningOp());
+    }
     std::shared_ptr<rt::Tensor> buffer = allocate(dtypeOf(type), shapeOf(type));
     rt::TensorView view = buffer->view();
-    slots_[value] = Slot{std::move(buffer), view};
+    slots_[value] = Slot{std::move(buffer), view, nullptr};
     return view;
   }
 
@@ -320,23 +427,96 @@ public:
     if (view.dtype != from.view.dtype || view.numel() != from.view.numel())
       throw InterpreterError("cannot view " + describeView(from.view) +
                              " as " + describeView(view));
-    slots_[result] = Slot{from.buffer, std::move(view)};
+    slots_[result] = Slot{from.buffer, std::move(view), from.range};
   }
 
   void constantResult(Value result, ElementsAttr value) override {
     std::shared_ptr<rt::Tensor> &cached = interp_.plan_->constants[value];
     if (!cached)
       cached = std::make_shared<rt::Tensor>(tensorFromElementsAttr(value));
-    slots_[result] = Slot{cached, cached->view()};
+    slots_[result] = Slot{cached, cached->view(), nullptr};
   }
 
   uint64_t step() const override { return interp_.step_; }
 
 private:
-  struct Slot {
-    std::shared_ptr<rt::Tensor> buffer; // null for borrowed arguments
-    rt::TensorView view;
+  /// The bytes of the arena a value (and the reshapes aliasing it) holds,
+  /// and who wrote them: an op, or the input argument (writer null).
+  struct ArenaRange {
+    int64_t offset = 0;
+    size_t bytes = 0;
+    Operation *writer = nullptr;
+    Value value;
   };
+
+  struct Slot {
+    std::shared_ptr<rt::Tensor> buffer; // null for borrowed arguments and
+                                        // arena values
+    rt::TensorView view;
+    std::shared_ptr<ArenaRange> range; // arena values only
+  };
+
+  /// Binds `value` to arena + offset (after the debug check) and returns
+  /// the view to write.
+  rt::TensorView bindInArena(Value value, int64_t offset, rt::DType dtype,
+                             rt::Shape shape, Operation *writer) {
+    rt::TensorView view(dtype, std::move(shape),
+                        interp_.plan_->arenaBase() + offset);
+    const size_t bytes = view.bytes();
+    Interpreter *interp = &interp_;
+    std::shared_ptr<ArenaRange> range(
+        new ArenaRange{offset, bytes, writer, value},
+        [interp](ArenaRange *r) {
+          interp->liveBytes_ -= r->bytes;
+          delete r;
+        });
+    interp->liveBytes_ += bytes;
+    interp->peakLiveBytes_ =
+        std::max(interp->peakLiveBytes_, interp->liveBytes_);
+    if (bytes) {
+      if (interp->checkArena_) {
+        checkOverlap(*range);
+        std::memset(view.data, 0xFF, bytes);
+      }
+      interp->arenaHighWater_ = std::max(
+          interp->arenaHighWater_, static_cast<size_t>(offset) + bytes);
+    }
+    slots_[value] = Slot{nullptr, view, std::move(range)};
+    return view;
+  }
+
+  std::string describeWriter(const ArenaRange &range) {
+    if (!range.writer)
+      return "input " +
+             argumentName(interp_.func_,
+                          cast<BlockArgument>(range.value).getArgNumber());
+    std::string text = describeOp(range.writer);
+    if (range.writer->getNumResults() > 1)
+      text += " (result " +
+              std::to_string(cast<OpResult>(range.value).getResultNumber()) +
+              ")";
+    return text;
+  }
+
+  /// Throws if a live value other than `range`'s own occupies any of its
+  /// bytes.
+  void checkOverlap(const ArenaRange &range) {
+    const int64_t begin = range.offset;
+    const int64_t end = begin + static_cast<int64_t>(range.bytes);
+    for (auto &entry : slots_) {
+      const ArenaRange *other = entry.second.range.get();
+      if (!other || other == &range || other->bytes == 0)
+        continue;
+      const int64_t otherEnd = other->offset + static_cast<int64_t>(other->bytes);
+      if (begin < otherEnd && other->offset < end)
+        throw InterpreterError(
+            "arena overlap: " + describeWriter(range) + " writes arena bytes [" +
+            std::to_string(begin) + ", " + std::to_string(end) + ") while " +
+            describeWriter(*other) + " still needs [" +
+            std::to_string(other->offset) + ", " + std::to_string(otherEnd) +
+            ")");
+    }
+  }
 
   /// Runs an op on f16/bf16 values through the f32 kernels: half operands
   /// are widened into f32 temporaries, half results are computed into f32

@@ -31,6 +31,17 @@ struct TrainOptions {
   /// directory is below this in magnitude (see GradientMask); 0: none.
   double skipGradBelow = 0;
   std::optional<double> maxFinalLoss;
+  /// --check-exact: the --check-* comparisons require identical bytes.
+  bool checkExact = false;
+  // Planning (remat-plan) under --budget: the step then runs in the plan's
+  // arena. Empty budget: no planning ("none" is the only strategy allowed).
+  std::string budget;
+  std::string strategy; // empty: auto with a budget
+  std::string target = "cpu";
+  double milpSeconds = 10;
+  std::string workspace;
+  /// --check-arena: the interpreter's overlap check on every arena write.
+  bool checkArena = false;
 };
 
 struct Options {

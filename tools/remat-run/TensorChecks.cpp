@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <vector>
@@ -74,6 +75,23 @@ Comparison compare(const rt::TensorView &got, const rt::TensorView &want,
   return c;
 }
 
+/// Elements whose bytes differ (dtype and shape must match).
+int64_t differingElements(const rt::TensorView &got, const rt::TensorView &want,
+                          int64_t &first) {
+  const size_t size = rt::dtypeSize(got.dtype);
+  const auto *a = static_cast<const char *>(got.data);
+  const auto *b = static_cast<const char *>(want.data);
+  int64_t count = 0;
+  first = -1;
+  for (int64_t i = 0, n = got.numel(); i < n; ++i)
+    if (std::memcmp(a + i * size, b + i * size, size) != 0) {
+      if (first < 0)
+        first = i;
+      ++count;
+    }
+  return count;
+}
+
 /// The .pb files under `dir`, as names relative to it without ".pb".
 std::vector<std::string> tensorNames(const std::string &dir) {
   std::vector<std::string> names;
@@ -110,7 +128,7 @@ std::map<std::string, rt::Tensor> readTensorDirectory(const std::string &dir) {
 
 bool checkTensors(const std::string &what, const std::string &dir,
                   const NamedTensors &tensors, double tolerance, bool verbose,
-                  const GradientMask &mask) {
+                  const GradientMask &mask, bool exact) {
   if (!fs::is_directory(dir))
     throw ToolError("--check-" + what + ": '" + dir + "' is not a directory");
   std::vector<std::string> names = tensorNames(dir);
@@ -146,6 +164,29 @@ bool checkTensors(const std::string &what, const std::string &dir,
       continue;
     }
     const double rel = c.relative();
+    if (exact) {
+      int64_t first = -1;
+      const int64_t differing = differingElements(got, ref.view(), first);
+      const bool ok = differing == 0;
+      pass &= ok;
+      if (verbose || !ok)
+        std::cout << (ok ? "  " : "FAIL ") << what << " '" << name << "': "
+                  << (ok ? std::string("bitwise identical")
+                         : std::to_string(differing) + " of " +
+                               std::to_string(got.numel()) +
+                               " element(s) differ in their bytes; first at "
+                               "flat index " +
+                               std::to_string(first) + ": got " +
+                               formatNumber(elementAsDouble(got, first)) +
+                               ", expected " +
+                               formatNumber(elementAsDouble(ref.view(), first)))
+                  << ", max|a-b| = " << formatNumber(c.maxDiff) << "\n";
+      if (!ok && rel > worst) {
+        worst = rel;
+        worstName = name;
+      }
+      continue;
+    }
     const bool ok = !std::isnan(c.maxDiff) && c.maxDiff <= tolerance * c.maxRef;
     if (!ok)
       pass = false;
@@ -164,6 +205,20 @@ bool checkTensors(const std::string &what, const std::string &dir,
       worst = rel;
       worstName = name;
     }
+  }
+  if (exact) {
+    std::cout << what << ": " << names.size() << " tensor"
+              << (names.size() == 1 ? "" : "s")
+              << (pass ? ", bitwise identical" : ", not bitwise identical");
+    if (!pass && !worstName.empty())
+      std::cout << " (worst " << worstName << ", max|a-b|/max|ref| = "
+                << formatNumber(worst) << ")";
+    std::cout << (pass ? "" : " FAIL") << "\n";
+    if (names.empty()) {
+      std::cout << "FAIL " << what << ": '" << dir << "' holds no .pb files\n";
+      pass = false;
+    }
+    return pass;
   }
   std::cout << what << ": " << names.size() << " tensor"
             << (names.size() == 1 ? "" : "s")

@@ -40,9 +40,13 @@ void dumpTensors(const std::string &dir, const NamedTensors &tensors);
 /// (name)`. A file whose name is not in `tensors` is a ToolError. Returns
 /// true when every tensor passes. With `mask`, max|a-b| is taken over the
 /// elements the mask keeps (max|ref| over all).
+///
+/// With `exact` (--check-exact), a tensor passes iff dtype, shape and every
+/// byte match (tolerance and mask are ignored): the check that a planned,
+/// recomputing step computes bit for bit what the plain step computes.
 bool checkTensors(const std::string &what, const std::string &dir,
                   const NamedTensors &tensors, double tolerance, bool verbose,
-                  const GradientMask &mask = {});
+                  const GradientMask &mask = {}, bool exact = false);
 
 /// Reads every DIR/<name>.pb (for GradientMask).
 std::map<std::string, rt::Tensor> readTensorDirectory(const std::string &dir);

@@ -11,8 +11,8 @@
 #include "remat/Interpreter/Interpreter.h"
 #include "remat/Interpreter/TensorConversion.h"
 #include "remat/Passes/Passes.h"
-
-#include "mlir/Pass/PassManager.h"
+#include "remat/Planning/ByteSize.h"
+#include "remat/Tools/PlanPipeline.h"
 
 #include <cmath>
 #include <cstdio>
@@ -189,6 +189,37 @@ double absorbResults(func::FuncOp step, std::vector<rt::Tensor> &results,
   return loss;
 }
 
+/// Plans @train_step under --budget (the pipeline remat-opt --budget runs)
+/// and prints the plan's summary line. Throws when no plan fits.
+void planStep(ModuleOp module, const Options &options) {
+  const TrainOptions &train = options.train;
+  remat::PlanPipelineOptions plan;
+  plan.budget = train.budget;
+  plan.strategy = train.strategy.empty() ? "auto" : train.strategy;
+  plan.target = train.target;
+  plan.milpSeconds = train.milpSeconds;
+  plan.workspace = train.workspace;
+  remat::PlanReport report;
+  const int status = remat::planTrainStepPipeline(module, plan, report);
+  if (status == 1)
+    throw ReportedError("remat-plan failed on '" + options.model + "'");
+  if (!options.quiet || status != 0)
+    std::cout << "plan: " << (report.feasible ? "FITS" : "DOES NOT FIT")
+              << " planned peak " << report.peakBytes << " bytes ("
+              << remat::formatBytes(report.peakBytes) << ": persistent "
+              << remat::formatBytes(report.persistentBytes) << " + arena "
+              << remat::formatBytes(report.arenaBytes) << " + workspace "
+              << remat::formatBytes(report.workspaceBytes)
+              << ") against a budget of " << report.budgetBytes
+              << " bytes, baseline peak " << report.baselinePeakBytes
+              << " bytes, " << report.recomputedOps << " recomputed op"
+              << (report.recomputedOps == 1 ? "" : "s") << " ("
+              << report.strategy << " strategy, " << report.target
+              << " target)" << std::endl;
+  if (status != 0)
+    throw ReportedError("no plan fits the budget " + train.budget);
+}
+
 /// Whether `got` is within 1e-5 * max(1, |want|) of `want`.
 bool lossMatches(double got, double want) {
   return std::fabs(got - want) <= 1e-5 * std::max(1.0, std::fabs(want));
@@ -213,18 +244,21 @@ int runTraining(MLIRContext &context, const Options &options) {
                     std::to_string(loaded.inputFiles.size()) + " file(s)");
 
   const Clock::time_point compileStart = Clock::now();
-  PassManager pm(&context);
-  pm.addPass(remat::createAutodiff(autodiffOptions(train)));
-  if (failed(pm.run(*loaded.module)))
+  if (loaded.module->lookupSymbol("train_step"))
+    throw ToolError("'" + options.model + "' already has a @train_step");
+  if (failed(remat::buildTrainStep(*loaded.module, autodiffOptions(train))))
     throw ReportedError("remat-autodiff failed on '" + options.model + "'");
   auto step = loaded.module->lookupSymbol<func::FuncOp>("train_step");
   if (!step)
     throw ToolError("remat-autodiff produced no @train_step");
+  if (!train.budget.empty())
+    planStep(*loaded.module, options);
 
   TrainingState state;
   std::vector<const rt::TensorView *> args =
       bindArguments(step, forwardArgs, loaded, state);
   remat::Interpreter interpreter(step);
+  interpreter.setCheckArena(train.checkArena);
   const double compileMs = millisecondsSince(compileStart);
 
   std::vector<double> losses;
@@ -248,7 +282,8 @@ int runTraining(MLIRContext &context, const Options &options) {
     summary << std::fixed << "trained " << train.steps << " step"
             << (train.steps == 1 ? "" : "s") << " (" << train.optimizer
             << "): " << runMs / std::max<int64_t>(train.steps, 1)
-            << " ms/step (import " << loaded.importMs << " ms, autodiff "
+            << " ms/step (import " << loaded.importMs << " ms, "
+            << (train.budget.empty() ? "autodiff " : "autodiff and plan ")
             << compileMs << " ms, peak "
             << interpreter.peakLiveBytes() / 1024.0
             << " KiB of intermediates), final loss "
@@ -299,7 +334,7 @@ int runTraining(MLIRContext &context, const Options &options) {
   bool pass = true;
   if (!train.checkGrads.empty())
     pass &= checkTensors("grads", train.checkGrads, grads, train.tolerance,
-                         options.verbose);
+                         options.verbose, {}, train.checkExact);
   if (!train.checkParams.empty()) {
     std::map<std::string, rt::Tensor> referenceGradients;
     GradientMask mask;
@@ -309,11 +344,12 @@ int runTraining(MLIRContext &context, const Options &options) {
       mask.below = train.skipGradBelow;
     }
     pass &= checkTensors("params", train.checkParams, params, train.tolerance,
-                         options.verbose, mask);
+                         options.verbose, mask, train.checkExact);
   }
   if (!train.checkBuffers.empty())
     pass &= checkTensors("buffers", train.checkBuffers, buffers,
-                         train.tolerance, options.verbose);
+                         train.tolerance, options.verbose, {},
+                         train.checkExact);
   if (options.expectLoss && !losses.empty()) {
     const bool ok = lossMatches(losses.front(), *options.expectLoss);
     std::cout << (ok ? "" : "FAIL ") << "loss at step 1 "
@@ -329,6 +365,16 @@ int runTraining(MLIRContext &context, const Options &options) {
               << formatLoss(losses.back()) << (ok ? " <= " : " > ")
               << "--max-final-loss " << formatNumber(*train.maxFinalLoss)
               << "\n";
+    pass &= ok;
+  }
+  if (interpreter.usesArena()) {
+    // What the planned step actually touched of its arena, over all steps.
+    const int64_t highWater =
+        static_cast<int64_t>(interpreter.arenaHighWaterBytes());
+    const int64_t planned = interpreter.plannedArenaBytes();
+    const bool ok = highWater <= planned;
+    std::cout << (ok ? "" : "FAIL ") << "arena high-water " << highWater
+              << " of planned " << planned << "\n";
     pass &= ok;
   }
   std::cout << std::flush;

@@ -5,6 +5,7 @@
 //             [--expect-loss V] [--quiet]
 //   remat-run MODEL.onnx --train --inputs DIR [--steps N] [--optimizer ...]
 //             [--dump-grads DIR] [--check-grads DIR] [--save-weights OUT] ...
+//             [--budget SIZE [--strategy S] [--target T] [--check-arena]]
 //
 // Imports the model (or parses a .mlir file in the remat dialect), runs the
 // same cleanup as the compiler (remat-fuse-gelu, canonicalize), binds the
@@ -14,7 +15,9 @@
 // each output with DIR/output_<i>.pb and prints PASS or FAIL.
 //
 // With --train, builds @train_step (remat-autodiff) and runs it for N steps
-// on the batch (TrainingLoop.cpp).
+// on the batch (TrainingLoop.cpp). With --budget, the step is first planned
+// like `remat-opt --budget` does (remat-schedule-updates, remat-plan) and run
+// in the plan's arena.
 //
 // Exit status: 0 success (and PASS), 1 FAIL (outputs differ, a check
 // failed), 2 error.
@@ -110,7 +113,23 @@ const char *const kUsage =
     "                       magnitude: Adam's first step turns the rounding\n"
     "                       of a gradient near eps into an O(lr) update\n"
     "  --max-final-loss V   fail if the last step's loss is above V\n"
+    "  --check-exact        the --check-* comparisons require identical\n"
+    "                       bytes (tolerance and masks do not apply)\n"
     "  --verbose            print each checked tensor's error\n"
+    "\n"
+    "planning (--train --budget): plans the step like `remat-opt --budget`\n"
+    "(remat-schedule-updates, remat-plan), prints the plan's summary line,\n"
+    "runs the planned step in its arena and ends with `arena high-water <B>\n"
+    "of planned <B>` (exit 1 if the high-water exceeds the plan; exit 2 if no\n"
+    "plan fits the budget)\n"
+    "  --budget SIZE        peak memory: 40GB, 1.5GiB, 512MB or bytes\n"
+    "  --strategy S         none, all, sqrt, milp or auto (default auto;\n"
+    "                       without --budget only none, the unplanned step)\n"
+    "  --target T           cost model: cpu (default), h100, h200, a100\n"
+    "  --milp-seconds S     MILP time limit (default 10)\n"
+    "  --workspace SIZE     runtime workspace counted against the budget\n"
+    "  --check-arena        check on every arena write that no live value is\n"
+    "                       overwritten (and poison the bytes first)\n"
     "\n"
     "exit status: 0 ok / PASS, 1 FAIL, 2 error\n";
 
@@ -151,7 +170,8 @@ std::optional<Options> parseCommandLine(int argc, char **argv) {
       "--weight-decay", "--dump-grads",   "--dump-params",  "--dump-buffers",
       "--save-weights", "--check-grads",  "--check-params", "--check-buffers",
       "--tolerance",    "--max-final-loss", "--verbose",
-      "--skip-grad-below"};
+      "--skip-grad-below", "--check-exact", "--budget", "--strategy",
+      "--target", "--milp-seconds", "--workspace", "--check-arena"};
   static const std::set<std::string> forwardOnly = {"--outputs", "--expect",
                                                     "--rtol", "--atol",
                                                     "--step"};
@@ -180,8 +200,9 @@ std::optional<Options> parseCommandLine(int argc, char **argv) {
       trainFlagsGiven.insert(flag);
     if (forwardOnly.count(flag))
       forwardFlagsGiven.insert(flag);
-    static const std::set<std::string> switches = {"--quiet", "--train",
-                                                   "--nesterov", "--verbose"};
+    static const std::set<std::string> switches = {
+        "--quiet", "--train", "--nesterov", "--verbose", "--check-exact",
+        "--check-arena"};
     if (switches.count(flag)) {
       if (hasValue)
         throw ToolError(flag + " takes no value");
@@ -193,6 +214,10 @@ std::optional<Options> parseCommandLine(int argc, char **argv) {
         train.nesterov = true;
       else if (flag == "--verbose")
         options.verbose = true;
+      else if (flag == "--check-exact")
+        train.checkExact = true;
+      else if (flag == "--check-arena")
+        train.checkArena = true;
       continue;
     }
     static const std::set<std::string> valued = {
@@ -204,7 +229,8 @@ std::optional<Options> parseCommandLine(int argc, char **argv) {
         "--eps",          "--weight-decay", "--dump-grads",    "--dump-params",
         "--dump-buffers", "--save-weights", "--check-grads",   "--check-params",
         "--check-buffers", "--tolerance",   "--max-final-loss",
-        "--skip-grad-below"};
+        "--skip-grad-below", "--budget",    "--strategy",      "--target",
+        "--milp-seconds", "--workspace"};
     if (!valued.count(flag))
       throw ToolError("unknown option '" + arg + "' (see --help)");
     if (!hasValue) {
@@ -277,6 +303,16 @@ std::optional<Options> parseCommandLine(int argc, char **argv) {
       train.skipGradBelow = parseDouble(flag, value);
     else if (flag == "--max-final-loss")
       train.maxFinalLoss = parseDouble(flag, value, /*allowNegative=*/true);
+    else if (flag == "--budget")
+      train.budget = value;
+    else if (flag == "--strategy")
+      train.strategy = value;
+    else if (flag == "--target")
+      train.target = value;
+    else if (flag == "--milp-seconds")
+      train.milpSeconds = parseDouble(flag, value);
+    else if (flag == "--workspace")
+      train.workspace = value;
   }
   if (positional.size() != 1)
     throw ToolError(positional.empty()
@@ -306,6 +342,16 @@ std::optional<Options> parseCommandLine(int argc, char **argv) {
       throw ToolError("--labels needs --loss cross-entropy|mse");
     if (train.loss == "auto" && trainFlagsGiven.count("--logits"))
       throw ToolError("--logits needs --loss cross-entropy|mse");
+    if (train.budget.empty()) {
+      if (!train.strategy.empty() && train.strategy != "none")
+        throw ToolError("--strategy " + train.strategy + " needs --budget "
+                        "(without one the step is not planned: --strategy "
+                        "none)");
+      for (const char *flag : {"--target", "--milp-seconds", "--workspace",
+                               "--check-arena"})
+        if (trainFlagsGiven.count(flag))
+          throw ToolError(std::string(flag) + " needs --budget");
+    }
     if (trainFlagsGiven.count("--skip-grad-below") &&
         (train.checkGrads.empty() || train.checkParams.empty()))
       throw ToolError("--skip-grad-below needs --check-grads (the reference "

@@ -8,18 +8,24 @@
 //     worse than sqrt; `all` and its coarser versions (regions grouped g at
 //     a time), so auto is never worse than all; two-level (Revolve-like)
 //     versions of both for budgets that one level of checkpoints cannot
-//     meet.
+//     meet; selective plans that keep what is expensive to recompute for
+//     its size (seconds per byte above a threshold, every threshold).
 //  2. Tails: for the best seeds, keep every forward value after a point,
 //     found by bisection (the last layers' backward comes first, so keeping
 //     them costs memory only while the peak has not been reached).
-//  3. Local search: flip what is kept (kept / dropped / nested checkpoint),
-//     first improvement, then perturbations (iterated local search) until a
+//  3. Local search over each value's mode: kept, dropped, dropped and
+//     recomputed only transiently (kTransient), kept through its first
+//     backward use (kKeepFirst) or its first use of any kind (kKeepToUse),
+//     or a nested checkpoint (level 1). Moves: one unit to another mode,
+//     every unit of one mode to another, the retention rule; first
+//     improvement, then perturbations (iterated local search) until a
 //     number of rounds without improvement or the time limit. On small
-//     graphs each forward value is a move; on big ones a move is a group:
-//     the same op at the same place in every region (transformer blocks
-//     repeat), so one move decides e.g. "keep the QKV matmul outputs of
-//     every block".
-//  4. Optionally, on small graphs, the MILP warm-started from the best plan.
+//     graphs each forward value is a unit and the search restarts from the
+//     8 best distinct seeds; on big ones a unit is a group: the same op at
+//     the same place in every region (transformer blocks repeat), so one
+//     move decides e.g. "keep the QKV matmul outputs of every block".
+//  4. On small graphs (milpBelowNodes), the MILP warm-started from the best
+//     plan, for at most milpSeconds.
 //
 // A plan beats another if it fits and the other does not, else if it is
 // faster (fitting) or lower (not fitting).
@@ -150,17 +156,23 @@ public:
     return units;
   }
 
-  /// First-improvement hill climbing from `best`, then iterated local
-  /// search.
-  void localSearch(const std::vector<std::vector<int>> &units,
+  /// First-improvement hill climbing from `start`, then iterated local
+  /// search around the best plan of this run; anything better than the
+  /// overall best is adopted.
+  void localSearch(const Candidate &start,
+                   const std::vector<std::vector<int>> &units,
                    bool allowLevel1, int maxStale) {
-    if (!have || units.empty())
+    if (units.empty())
       return;
-    std::vector<int> values = {0, kNotKept};
+    std::vector<int> values = {0, kNotKept, kTransient, kKeepFirst,
+                               kKeepToUse};
     if (allowLevel1)
       values.push_back(1);
-    Candidate cur = best;
-    RematPlan curPlan = bestPlan;
+    Candidate cur = start;
+    RematPlan curPlan;
+    ++evaluations;
+    if (!builder.build(cur.level, cur.retainAll, curPlan))
+      return;
     std::vector<int> order(units.size());
     for (size_t i = 0; i < order.size(); ++i)
       order[i] = static_cast<int>(i);
@@ -209,6 +221,29 @@ public:
               c.level[units[u][i]] = saved[i];
           }
         }
+        // Switching every unit from one mode to another.
+        for (int from : values)
+          for (int to : values) {
+            if (from == to || !timeLeft())
+              continue;
+            Candidate trialC = c;
+            bool any = false;
+            for (size_t u = 0; u < units.size(); ++u)
+              if (unitValue(c, static_cast<int>(u)) == from) {
+                setUnit(trialC, static_cast<int>(u), to);
+                any = true;
+              }
+            if (!any)
+              continue;
+            ++evaluations;
+            RematPlan trial;
+            if (builder.build(trialC.level, trialC.retainAll, trial) &&
+                better(problem, trial, plan)) {
+              plan = std::move(trial);
+              c = std::move(trialC);
+              improved = true;
+            }
+          }
         // The retention rule as a move too.
         c.retainAll = !c.retainAll;
         ++evaluations;
@@ -224,6 +259,8 @@ public:
     };
     climb(cur, curPlan, /*shuffle=*/false);
     adopt(cur, curPlan, "local search");
+    Candidate runBest = cur;
+    RematPlan runBestPlan = curPlan;
 
     std::uniform_int_distribution<int> pickUnit(
         0, static_cast<int>(units.size()) - 1);
@@ -231,7 +268,7 @@ public:
         0, static_cast<int>(values.size()) - 1);
     int stale = 0;
     while (stale < maxStale && timeLeft()) {
-      Candidate c = best;
+      Candidate c = runBest;
       RematPlan plan;
       int flips = 1 + static_cast<int>(rng() % 3);
       for (int f = 0; f < flips; ++f)
@@ -240,8 +277,10 @@ public:
       if (!builder.build(c.level, c.retainAll, plan))
         break;
       climb(c, plan, /*shuffle=*/true);
-      if (better(problem, plan, bestPlan)) {
+      if (better(problem, plan, runBestPlan)) {
         adopt(c, plan, "local search");
+        runBest = std::move(c);
+        runBestPlan = std::move(plan);
         stale = 0;
       } else {
         ++stale;
@@ -344,6 +383,50 @@ RematPlan planAuto(const RematProblem &problem, const AutoOptions &options) {
     }
   }
 
+  // Selective seeds: keep the values that are expensive to recompute for
+  // their size (seconds per byte at least a threshold), drop the rest, for
+  // every threshold; the dropped ones either plainly, or kept through their
+  // first backward use.
+  {
+    std::vector<double> ratio(n, 0);
+    std::vector<double> thresholds;
+    for (int v : info.fwdNodes) {
+      ratio[v] = problem.nodes[v].seconds /
+                 (1.0 + static_cast<double>(problem.nodes[v].outputBytes));
+      thresholds.push_back(ratio[v]);
+    }
+    std::sort(thresholds.begin(), thresholds.end());
+    thresholds.erase(std::unique(thresholds.begin(), thresholds.end()),
+                     thresholds.end());
+    if (thresholds.size() > 64) {
+      std::vector<double> sampled;
+      for (int i = 0; i < 64; ++i)
+        sampled.push_back(thresholds[i * thresholds.size() / 64]);
+      thresholds = sampled;
+    }
+    std::vector<std::pair<RematPlan, Candidate>> selective;
+    for (double theta : thresholds)
+      for (int dropped : {kNotKept, kKeepFirst}) {
+        Candidate c;
+        c.level.assign(n, 0);
+        for (int v : info.fwdNodes)
+          if (ratio[v] < theta)
+            c.level[v] = dropped;
+        c.label = std::string("selective(") +
+                  (dropped == kKeepFirst ? "keep-first, " : "") +
+                  "seconds/byte >= " + std::to_string(theta) + ")";
+        seed(c);
+        selective.push_back(seeds.back());
+      }
+    // Their best few get a kept tail too.
+    std::stable_sort(selective.begin(), selective.end(),
+                     [&](const auto &a, const auto &b) {
+                       return better(problem, a.first, b.first);
+                     });
+    for (size_t i = 0; i < selective.size() && i < 3; ++i)
+      search.tailSearch(selective[i].second);
+  }
+
   // 2. Tails on the best few distinct seeds.
   std::stable_sort(seeds.begin(), seeds.end(), [&](const auto &a,
                                                    const auto &b) {
@@ -359,8 +442,29 @@ RematPlan planAuto(const RematProblem &problem, const AutoOptions &options) {
 
   // 3. Local search.
   auto units = search.makeUnits(small);
-  int maxStale = small ? std::max(20, 2 * static_cast<int>(units.size())) : 2;
-  search.localSearch(units, /*allowLevel1=*/true, maxStale);
+  // Small graphs: several starts (the best distinct seeds), each with many
+  // perturbations; big graphs: the best plan so far, within the time limit.
+  if (small) {
+    std::vector<Candidate> starts = {search.best};
+    std::stable_sort(seeds.begin(), seeds.end(), [&](const auto &a,
+                                                     const auto &b) {
+      return better(problem, a.first, b.first);
+    });
+    for (const auto &[plan, cand] : seeds) {
+      if (starts.size() >= 8)
+        break;
+      bool dup = false;
+      for (const auto &c : starts)
+        dup = dup || (c.level == cand.level && c.retainAll == cand.retainAll);
+      if (!dup)
+        starts.push_back(cand);
+    }
+    int maxStale = std::max(100, 6 * static_cast<int>(units.size()));
+    for (const Candidate &start : starts)
+      search.localSearch(start, units, /*allowLevel1=*/true, maxStale);
+  } else {
+    search.localSearch(search.best, units, /*allowLevel1=*/true, 2);
+  }
   if (!small && search.timeLeft())
     search.tailSearch(search.best);
 

@@ -14,6 +14,7 @@
 #include "remat/Planning/Strategies.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <map>
 
@@ -50,11 +51,22 @@ ForwardInfo analyzeForward(const RematProblem &problem) {
       if (u >= 0 && u < n && info.fwd[u])
         info.lastFwdRead[u] = std::max(info.lastFwdRead[u], v);
   }
+  info.dieAfterFirstUse.assign(n, {});
+  std::vector<int> firstUse(n, -1);
+  for (int w = 0; w < n; ++w) {
+    if (info.fwd[w])
+      continue;
+    for (int u : nodes[w].inputs)
+      if (u >= 0 && u < n && info.fwd[u] && w > info.lastFwdRead[u] &&
+          firstUse[u] < 0)
+        firstUse[u] = w;
+  }
   for (int v = 0; v < n; ++v) {
     if (!info.fwd[v] || info.isOutput[v])
       continue;
     int t = info.lastFwdRead[v] >= 0 ? info.lastFwdRead[v] : v;
     info.dieAfter[t].push_back(v);
+    info.dieAfterFirstUse[std::max(t, firstUse[v])].push_back(v);
   }
   std::map<int, int> ordinals;
   for (int v = 0; v < n; ++v) {
@@ -95,6 +107,9 @@ ForwardInfo analyzeForward(const RematProblem &problem) {
 PlanBuilder::PlanBuilder(const RematProblem &problem, const ForwardInfo &info)
     : problem(problem), info(info) {
   lv.assign(info.n, 0);
+  transient.assign(info.n, 0);
+  keepFirst.assign(info.n, 0);
+  keepToUse.assign(info.n, 0);
   avail.assign(info.n, 0);
   original.assign(info.n, 0);
   stamp.assign(info.n, 0);
@@ -124,10 +139,15 @@ void PlanBuilder::recompute(int maxLevel, bool retainAll) {
   for (int u : batch) {
     sequence.push_back(u);
     original[u] = 0;
+    for (int w : nodes[u].inputs)
+      if (keepToUse[w] && original[w])
+        firstUseDone.push_back(w);
   }
   for (int u : batch) {
     bool retain = retainAll;
-    if (!retain) {
+    if (transient[u]) {
+      retain = std::find(needed.begin(), needed.end(), u) != needed.end();
+    } else if (!retain) {
       const auto &fine = seg[maxLevel];
       for (int v : needed)
         if (fine[u] == fine[v]) {
@@ -159,6 +179,9 @@ bool PlanBuilder::build(const std::vector<int> &level, bool retainAll,
       l = 0;
     if (l < 0)
       l = 0;
+    transient[v] = l == kTransient;
+    keepFirst[v] = l == kKeepFirst;
+    keepToUse[v] = l == kKeepToUse;
     if (l > kMaxLevel)
       l = kNotKept;
     lv[v] = l;
@@ -195,13 +218,26 @@ bool PlanBuilder::build(const std::vector<int> &level, bool retainAll,
         needed.push_back(u);
       }
     }
+    firstUseDone.clear();
     if (!needed.empty())
       recompute(maxLevel, retainAll);
     sequence.push_back(t);
+    // A kKeepToUse value's forward instance dies after its first use once
+    // the forward ops are done with it (by t or by t's recomputations).
+    if (!info.fwd[t])
+      for (int u : nodes[t].inputs)
+        if (keepToUse[u] && original[u])
+          firstUseDone.push_back(u);
+    for (int u : firstUseDone)
+      if (t > info.lastFwdRead[u] && original[u])
+        avail[u] = 0;
     avail[t] = 1;
     original[t] = 1;
     for (int v : info.dieAfter[t])
-      if (original[v] && lv[v] != 0)
+      if (original[v] && lv[v] != 0 && !keepFirst[v] && !keepToUse[v])
+        avail[v] = 0;
+    for (int v : info.dieAfterFirstUse[t])
+      if (original[v] && keepFirst[v])
         avail[v] = 0;
   }
   plan.sequence = sequence;
@@ -294,7 +330,9 @@ bool better(const RematProblem &problem, const RematPlan &a,
   if (fa != fb)
     return fa;
   if (fa) {
-    if (a.seconds != b.seconds)
+    // Equal up to summation order: the lower peak wins.
+    double tolerance = 1e-12 * std::max(a.seconds, b.seconds);
+    if (std::fabs(a.seconds - b.seconds) > tolerance)
       return a.seconds < b.seconds;
     return a.peakBytes < b.peakBytes;
   }

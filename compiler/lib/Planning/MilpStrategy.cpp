@@ -40,6 +40,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <limits>
 
 namespace remat::plan {
@@ -66,7 +67,10 @@ struct MilpModel {
   std::vector<double> colLower, colUpper, objective;
   std::vector<char> integer;
   std::vector<std::string> names;
-  CoinPackedMatrix matrix{false, 0, 0};
+  // The constraint matrix as triplets (CoinPackedMatrix::appendRow is
+  // quadratic when called row by row).
+  std::vector<int> tripletRow, tripletCol;
+  std::vector<double> tripletValue;
   std::vector<double> rowLower, rowUpper;
   double byteScale = 1, timeScale = 1, memLimit = 0;
 
@@ -81,27 +85,26 @@ struct MilpModel {
   }
   void addRow(const std::vector<std::pair<int, double>> &terms, double lo,
               double hi) {
-    std::vector<int> idx;
-    std::vector<double> val;
+    int row = static_cast<int>(rowLower.size());
     for (auto [c, v] : terms) {
       if (c < 0)
         continue;
-      idx.push_back(c);
-      val.push_back(v);
+      tripletRow.push_back(row);
+      tripletCol.push_back(c);
+      tripletValue.push_back(v);
     }
-    matrix.appendRow(static_cast<int>(idx.size()), idx.data(), val.data());
     rowLower.push_back(lo);
     rowUpper.push_back(hi);
   }
 };
 
-MilpModel buildModel(const RematProblem &problem, const ForwardInfo &info) {
+MilpModel buildModel(const RematProblem &problem, const ForwardInfo &info,
+                     bool forwardRecompute) {
   const auto &nodes = problem.nodes;
   const int n = info.n;
   const double inf = std::numeric_limits<double>::infinity();
   MilpModel m;
   m.n = n;
-  m.matrix.setDimensions(0, 0);
 
   std::vector<std::vector<int>> users(n);
   for (int v = 0; v < n; ++v) {
@@ -131,8 +134,7 @@ MilpModel buildModel(const RematProblem &problem, const ForwardInfo &info) {
   if (problem.budgetBytes > 0)
     m.memLimit =
         static_cast<double>(problem.budgetBytes - problem.fixedBytes) /
-            m.byteScale -
-        1e-6;
+        m.byteScale;
   else
     m.memLimit = inf;
   auto bytes = [&](int v) {
@@ -146,7 +148,8 @@ MilpModel buildModel(const RematProblem &problem, const ForwardInfo &info) {
     m.R[t].assign(t + 1, -1);
     for (int i = 0; i <= t; ++i) {
       bool useful = i == t || (info.fwd[i] && (!users[i].empty() ||
-                                               info.isOutput[i]));
+                                               info.isOutput[i]) &&
+                               (forwardRecompute || !info.fwd[t]));
       if (!useful)
         continue;
       double lo = i == t ? 1 : 0;
@@ -167,7 +170,9 @@ MilpModel buildModel(const RematProblem &problem, const ForwardInfo &info) {
         useful = info.isOutput[i] || lastUser[i] >= t || hasFwdUser[i];
       if (!useful)
         continue;
-      double lo = (t == n) ? 1 : 0;
+      // A backward value is never recomputed, so it is live from its
+      // stage to its last reader.
+      double lo = (t == n || (!info.fwd[i] && lastUser[i] >= t)) ? 1 : 0;
       m.S[t][i] = m.addColumn(lo, 1, 0, true,
                               "S_" + std::to_string(t) + "_" +
                                   std::to_string(i));
@@ -225,7 +230,6 @@ MilpModel buildModel(const RematProblem &problem, const ForwardInfo &info) {
                                    "U_" + std::to_string(t) + "_" +
                                        std::to_string(m.stageNodes[t][j])));
 
-  m.matrix.setDimensions(0, static_cast<int>(m.colLower.size()));
 
   // Dependencies.
   for (int t = 0; t < n; ++t)
@@ -258,6 +262,32 @@ MilpModel buildModel(const RematProblem &problem, const ForwardInfo &info) {
         m.addRow({{f.col, 1}, {ru, 1}}, -inf, 1);
     }
   }
+  // No useless work (valid for some optimal solution, and it prunes
+  // symmetric ones): a value recomputed in stage t, or live at its start,
+  // is read in stage t or kept for stage t+1.
+  for (int t = 0; t < n; ++t) {
+    auto usedOrKept = [&](int i, int col) {
+      std::vector<std::pair<int, double>> terms = {{col, 1}};
+      for (int u : users[i])
+        if (u > i && u <= t && Rc(t, u) >= 0)
+          terms.push_back({Rc(t, u), -1});
+      int sNext = Sc(t + 1, i);
+      if (sNext >= 0)
+        terms.push_back({sNext, -1});
+      m.addRow(terms, -inf, 0);
+    };
+    for (int i = 0; i < t; ++i) {
+      if (Rc(t, i) >= 0)
+        usedOrKept(i, Rc(t, i));
+      if (Sc(t, i) >= 0 && m.colLower[Sc(t, i)] < 1)
+        usedOrKept(i, Sc(t, i));
+    }
+  }
+  // Recomputing a value that is live already is never needed.
+  for (int t = 1; t < n; ++t)
+    for (int i = 0; i < t; ++i)
+      if (Rc(t, i) >= 0 && Sc(t, i) >= 0)
+        m.addRow({{Rc(t, i), 1}, {Sc(t, i), 1}}, -inf, 1);
   // Memory recurrence.
   for (int t = 0; t < n; ++t) {
     const auto &stage = m.stageNodes[t];
@@ -392,7 +422,7 @@ std::vector<double> warmColumns(const RematProblem &problem,
       int c = m.R[t][stage[j]];
       if (x[c] > 0.5)
         u += static_cast<double>(nodes[stage[j]].outputBytes) / m.byteScale;
-      if (u > m.memLimit + 1e-9)
+      if (u > m.memLimit * (1 + 1e-9) + 1e-9)
         return {};
       x[m.U[t][j]] = std::max(0.0, u);
     }
@@ -420,12 +450,19 @@ RematPlan solveMilp(const RematProblem &problem, const MilpOptions &options,
     return giveUp("graph too big for the MILP (" + std::to_string(n) +
                   " nodes > " + std::to_string(options.maxNodes) +
                   "); returned without solving");
+  if (n == 0)
+    return giveUp("MILP: empty graph");
   if (problem.budgetBytes > 0 && problem.budgetBytes < problem.fixedBytes)
     return giveUp("MILP: the fixed bytes alone exceed the budget");
 
-  MilpModel m = buildModel(problem, info);
+  MilpModel m = buildModel(problem, info, options.recomputeInForwardStages);
   OsiClpSolverInterface solver;
-  solver.loadProblem(m.matrix, m.colLower.data(), m.colUpper.data(),
+  CoinPackedMatrix matrix(/*colordered=*/true, m.tripletRow.data(),
+                          m.tripletCol.data(), m.tripletValue.data(),
+                          static_cast<CoinBigIndex>(m.tripletValue.size()));
+  matrix.setDimensions(static_cast<int>(m.rowLower.size()),
+                       static_cast<int>(m.colLower.size()));
+  solver.loadProblem(matrix, m.colLower.data(), m.colUpper.data(),
                      m.objective.data(), m.rowLower.data(), m.rowUpper.data());
   for (size_t c = 0; c < m.integer.size(); ++c) {
     if (m.integer[c])
@@ -459,12 +496,35 @@ RematPlan solveMilp(const RematProblem &problem, const MilpOptions &options,
   double remaining = std::max(0.1, options.timeLimitSeconds - watch.seconds());
   std::snprintf(secs, sizeof secs, "%.3f", remaining);
   std::string logLevel = std::to_string(options.logLevel);
-  const char *argv[] = {"remat-milp", "-log",     logLevel.c_str(),
-                        "-timeMode",  "elapsed",  "-sec",
-                        secs,         "-ratioGap", "1e-6",
-                        "-solve",     "-quit"};
-  CbcMain1(static_cast<int>(sizeof argv / sizeof argv[0]), argv, model,
-           noCallback, data);
+  std::vector<std::string> args = {"remat-milp", "-log",     logLevel,
+                                    "-timeMode",  "elapsed",  "-sec",
+                                    secs,         "-ratioGap", "1e-6",
+                                    // CBC 2.10's default SOS preprocessing
+                                    // crashed in postProcess and once
+                                    // declared a model with a feasible MIP
+                                    // start infeasible; the model is small
+                                    // and tight enough without it.
+                                    "-preprocess", "off"};
+  // Extra CBC options for experiments (e.g. REMAT_CBC_ARGS="-cuts off").
+  if (const char *extra = std::getenv("REMAT_CBC_ARGS")) {
+    std::string e = extra, tok;
+    for (char ch : e + " ") {
+      if (ch == ' ') {
+        if (!tok.empty())
+          args.push_back(tok);
+        tok.clear();
+      } else {
+        tok += ch;
+      }
+    }
+  }
+  args.push_back("-solve");
+  args.push_back("-quit");
+  std::vector<const char *> argv;
+  for (const auto &a : args)
+    argv.push_back(a.c_str());
+  CbcMain1(static_cast<int>(argv.size()), argv.data(), model, noCallback,
+           data);
 
   const double *sol = model.bestSolution();
   if (model.isProvenInfeasible() && !sol) {
@@ -507,11 +567,15 @@ RematPlan solveMilp(const RematProblem &problem, const MilpOptions &options,
                 watch.seconds(), 100 * plan.optimalityGap,
                 plan.seconds - base, std::max(0.0, boundSeconds - base));
   plan.note = buf;
-  // The accounting is conservative, so this only guards rounding.
-  if (warm && better(problem, *warm, plan) && !fits(problem, plan)) {
+  // The solution is at least as good as an accepted warm start, and the
+  // accounting never undercounts, so this only guards rounding (or a start
+  // CBC did not take).
+  if (warm && better(problem, *warm, plan)) {
     RematPlan w = *warm;
-    w.note = plan.note + "; kept the warm start (the solution simulates "
-                         "over the budget)";
+    w.provedOptimal = plan.provedOptimal && fits(problem, w) &&
+                      w.seconds <= plan.seconds * (1 + 1e-12);
+    w.optimalityGap = plan.optimalityGap;
+    w.note = plan.note + "; kept the warm start, which is at least as good";
     finish(problem, w, "milp", watch.seconds());
     return w;
   }
@@ -526,14 +590,16 @@ using namespace detail;
 RematPlan planMilp(const RematProblem &problem, const MilpOptions &options) {
   if (static_cast<int>(problem.nodes.size()) > options.maxNodes)
     return solveMilp(problem, options, nullptr);
+  // The incumbent: auto's heuristic search (which covers none/all/sqrt),
+  // without its own MILP polish.
   RematPlan warm;
   bool have = false;
   if (options.warmStart) {
-    for (RematPlan p : {planNone(problem), planAll(problem), planSqrt(problem)})
-      if (!have || better(problem, p, warm)) {
-        warm = std::move(p);
-        have = true;
-      }
+    AutoOptions heuristic;
+    heuristic.milpBelowNodes = 0;
+    heuristic.timeLimitSeconds = std::min(2.0, options.timeLimitSeconds / 4);
+    warm = planAuto(problem, heuristic);
+    have = true;
   }
   return solveMilp(problem, options, have ? &warm : nullptr);
 }

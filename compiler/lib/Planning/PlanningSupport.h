@@ -30,6 +30,10 @@ struct ForwardInfo {
   /// dieAfter[t]: recomputable values whose original instance is dropped
   /// (unless kept) once node t has run.
   std::vector<std::vector<int>> dieAfter;
+  /// The same for values kept through their first backward use
+  /// (kKeepFirst): after the first non-recomputable reader that comes after
+  /// the last forward use.
+  std::vector<std::vector<int>> dieAfterFirstUse;
   std::vector<int> fwdNodes; // recomputable nodes in schedule order
   std::vector<int> fwdPos;   // index into fwdNodes, -1 for other nodes
   /// crossBytes[q]: bytes of recomputable values computed at or before
@@ -59,10 +63,10 @@ private:
   const RematProblem &problem;
   const ForwardInfo &info;
   std::vector<int> lv;
-  std::vector<char> avail, original;
+  std::vector<char> avail, original, transient, keepFirst, keepToUse;
   std::vector<int> stamp;
   int curStamp = 0;
-  std::vector<int> needed, batch, stack, sequence;
+  std::vector<int> needed, batch, stack, sequence, firstUseDone;
   std::vector<std::vector<int>> seg;
 };
 

@@ -196,6 +196,8 @@ int materializePlan(func::FuncOp func, const StepGraph &graph,
       instance->setAttr("remat.recompute_of",
                         builder.getStringAttr(opDisplayName(original)));
       remapOperands(instance);
+      // Views the clone needs were placed by remapOperands after it.
+      instance->moveBefore(terminator);
       ++clones;
     }
     current[original] = instance;

@@ -38,10 +38,19 @@ struct MilpOptions {
   /// Wall-clock limit for branch and bound (`--milp-seconds`).
   double timeLimitSeconds = 10;
   /// Above this many nodes the MILP is not built at all; the strategy
-  /// returns at once with a note ("graph too big for the MILP ...").
-  int maxNodes = 250;
-  /// Give CBC the best checkpoint plan (none/all/sqrt) as a first incumbent.
+  /// returns at once with a note ("graph too big for the MILP ..."). CBC
+  /// does not bound the time of its root LP: at 150 nodes (45k variables)
+  /// model building and the root take ~10 s on one core before the time
+  /// limit starts to bite, at 250 nodes (125k variables) ~150 s.
+  int maxNodes = 150;
+  /// Give CBC auto's heuristic plan (at least as good as none/all/sqrt) as
+  /// a first incumbent.
   bool warmStart = true;
+  /// Whether stages of recomputable (forward) nodes may recompute too, as
+  /// in Checkmate. Off, recomputation happens only before non-recomputable
+  /// nodes: a ~20% smaller model, exact unless dropping and recomputing a
+  /// value within the forward pass would lower the peak.
+  bool recomputeInForwardStages = true;
   /// CBC's own log level (0 = silent).
   int logLevel = 0;
 };
@@ -57,9 +66,11 @@ struct AutoOptions {
   /// Up to this many nodes auto also runs the MILP (warm-started from its
   /// own best plan) for at most milpSeconds and keeps the better plan.
   /// 0 turns it off.
-  int milpBelowNodes = 0;
-  double milpSeconds = 2;
-  /// Seed for the perturbations of the local search (deterministic).
+  int milpBelowNodes = 80;
+  double milpSeconds = 3;
+  /// Seed for the perturbations of the local search. Results are
+  /// deterministic unless the time limit cuts the search short (big graphs,
+  /// or the MILP polish).
   unsigned seed = 1;
 };
 
@@ -111,7 +122,19 @@ RematPlan planFromCheckpoints(const RematProblem &problem,
 /// level-(l-1) segment as such an input, stay live; the others are freed
 /// right after the recomputation and recomputed again when needed. With
 /// retainAll=true every recomputed value stays live (planFromCheckpoints).
+/// kTransient: like kNotKept, except that when the value is recomputed only
+/// as an ancestor of what a node needs (not read by the node itself), it is
+/// freed right after that recomputation whatever the rule above says.
+/// kKeepFirst: like kNotKept, except that the value computed in the forward
+/// pass stays live through its first read by a non-recomputable node (its
+/// first backward use) and is dropped only then.
+/// kKeepToUse: the same, but the forward value is dropped after its first
+/// use of any kind once the forward ops are done with it (also a
+/// recomputation that reads it), and recomputed when needed again.
 constexpr int kNotKept = INT_MAX;
+constexpr int kTransient = INT_MAX - 1;
+constexpr int kKeepFirst = INT_MAX - 2;
+constexpr int kKeepToUse = INT_MAX - 3;
 RematPlan planFromLevels(const RematProblem &problem,
                          const std::vector<int> &level, bool retainAll);
 

@@ -10,6 +10,17 @@
 // construction), so a long chain of ops holds only what is still needed.
 // `remat.reshape` aliases its operand's buffer instead of copying.
 //
+// Arena mode: a function planned by remat-plan (it carries
+// `remat.arena_bytes`) runs in ONE 64-byte aligned arena allocated at
+// construction and reused by every run. Each op result with a
+// `remat.arena_offsets` entry >= 0 is bound to arena + offset, and each input
+// argument with `remat.arena_offset` is copied into its slot at the start of
+// a run; results with offset -1 (written in place into persistent state, or
+// without an arena buffer) and constants are allocated as in the default
+// mode. The interpreter measures the arena high-water mark (the largest
+// offset + bytes it wrote) and, with setCheckArena(true), verifies before
+// every write that no live value occupies the bytes about to be written.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef REMAT_INTERPRETER_INTERPRETER_H
@@ -62,6 +73,23 @@ public:
   /// Bytes of op results currently allocated (0 between runs).
   size_t liveBytes() const { return liveBytes_; }
 
+  /// Whether the function runs in an arena (it carries remat.arena_bytes).
+  bool usesArena() const;
+  /// The arena size the plan asks for (remat.arena_bytes); 0 without one.
+  int64_t plannedArenaBytes() const;
+  /// Largest offset + bytes of any tensor written into the arena, over all
+  /// runs so far (0 without an arena). Exceeding plannedArenaBytes() means
+  /// the plan's offsets do not fit its own arena (the interpreter allocates
+  /// enough for every offset, so this is measured, not undefined).
+  size_t arenaHighWaterBytes() const { return arenaHighWater_; }
+  /// Debug check for arena mode: before a result (or input argument) is
+  /// written into the arena, verify that no other live value overlaps its
+  /// [offset, offset + bytes) range (throws InterpreterError naming both
+  /// ops), and fill the range with a poison pattern (all bits set: NaN for
+  /// floats) so a kernel that reads its output before writing it shows.
+  void setCheckArena(bool check) { checkArena_ = check; }
+  bool checkArena() const { return checkArena_; }
+
   /// The interpreted function.
   mlir::func::FuncOp function() const { return func_; }
 
@@ -75,6 +103,8 @@ private:
   uint64_t step_ = 0;
   size_t liveBytes_ = 0;
   size_t peakLiveBytes_ = 0;
+  size_t arenaHighWater_ = 0;
+  bool checkArena_ = false;
 };
 
 /// "remat.matmul at model.mlir:3:8" style description used in messages.

@@ -1,0 +1,51 @@
+//===- PlanPipeline.h - The drivers' planning pipeline ----------*- C++ -*-===//
+//
+// What `remat-opt --budget` and `remat-run --train --budget` both run on a
+// module: build @train_step (remat-fuse-gelu, remat-autodiff) unless there is
+// one, then remat-schedule-updates and remat-plan, with the plan's report.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef REMAT_TOOLS_PLANPIPELINE_H
+#define REMAT_TOOLS_PLANPIPELINE_H
+
+#include "remat/Passes/Passes.h"
+#include "remat/Planning/TrainStepPlanner.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+#include <string>
+
+namespace remat {
+
+/// remat-plan's options (see Passes.td).
+struct PlanPipelineOptions {
+  std::string budget;
+  std::string strategy = "auto";
+  std::string target = "h100";
+  double milpSeconds = 10;
+  std::string costTable;
+  std::string workspace;
+  /// Apply MLIR's pass-manager command-line options (--mlir-print-ir-*,
+  /// --mlir-timing, ...); only for drivers that registered them.
+  bool commandLineOptions = false;
+};
+
+/// Builds @train_step with remat-fuse-gelu and remat-autodiff unless the
+/// module already has one. Failure: the diagnostics have been emitted.
+mlir::LogicalResult buildTrainStep(mlir::ModuleOp module,
+                                   const AutodiffOptions &autodiff,
+                                   bool commandLineOptions = false);
+
+/// Plans @train_step in place: remat-schedule-updates, then remat-plan under
+/// the budget. Fills `report` (the plain-order peak measured before the
+/// updates move up). Returns 0 when a plan fits, 2 when none does (the
+/// report says why and the IR holds the lowest-memory plan found), 1 on any
+/// other error (already reported as a diagnostic).
+int planTrainStepPipeline(mlir::ModuleOp module,
+                          const PlanPipelineOptions &options,
+                          PlanReport &report);
+
+} // namespace remat
+
+#endif // REMAT_TOOLS_PLANPIPELINE_H
