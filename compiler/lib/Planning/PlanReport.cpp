@@ -1,6 +1,6 @@
 //===- PlanReport.cpp - Text and JSON forms of a plan report --------------===//
 //
-// The JSON keys are a stable interface (documented in docs/plan-report.md):
+// The JSON keys are a stable interface (tests/lit/planning/report.test pins them):
 // add keys, never rename or remove them.
 //
 //===----------------------------------------------------------------------===//
