@@ -64,6 +64,15 @@ inline rt::WindowParams windowParams(llvm::ArrayRef<int64_t> kernel,
   return params;
 }
 
+/// Conv window parameters with the kernel taken from the weight's shape
+/// [M, C/group, k...].
+inline rt::WindowParams convParams(llvm::ArrayRef<int64_t> weightShape,
+                                   llvm::ArrayRef<int64_t> strides,
+                                   llvm::ArrayRef<int64_t> pads,
+                                   llvm::ArrayRef<int64_t> dilations) {
+  return windowParams(weightShape.drop_front(2), strides, pads, dilations);
+}
+
 /// Registers the executors of backward and optimizer ops.
 void addTrainingExecutors(ExecutorTable &table);
 

@@ -165,32 +165,25 @@ void addCompute(ExecutorTable &t) {
 void addConvPool(ExecutorTable &t) {
   add<ConvOp>(t, [](ConvOp op, ExecContext &ctx) {
     rt::TensorView weight = ctx.operand(op.getWeight());
-    rt::WindowParams params;
     if (weight.rank() < 3)
       throw InterpreterError("conv weight must have rank >= 3");
-    params.kernel.assign(weight.shape.begin() + 2, weight.shape.end());
-    params.strides = toVector(op.getStrides());
-    params.pads = toVector(op.getPads());
-    params.dilations = toVector(op.getDilations());
+    rt::WindowParams params = convParams(weight.shape, op.getStrides(),
+                                         op.getPads(), op.getDilations());
     rt::conv(ctx.operand(op.getInput()), weight, ctx.operand(op.getBias()),
              ctx.result(op.getOutput()), params,
              static_cast<int64_t>(op.getGroup()));
   });
   add<MaxPoolOp>(t, [](MaxPoolOp op, ExecContext &ctx) {
-    rt::WindowParams params;
-    params.kernel = toVector(op.getKernelShape());
-    params.strides = toVector(op.getStrides());
-    params.pads = toVector(op.getPads());
-    params.dilations = toVector(op.getDilations());
+    rt::WindowParams params =
+        windowParams(op.getKernelShape(), op.getStrides(), op.getPads(),
+                     op.getDilations());
     // ceil_mode only changes the output shape, which the result type holds.
     rt::maxPool(ctx.operand(op.getInput()), ctx.result(op.getOutput()),
                 ctx.optionalResult(op.getIndices()), params);
   });
   add<AveragePoolOp>(t, [](AveragePoolOp op, ExecContext &ctx) {
-    rt::WindowParams params;
-    params.kernel = toVector(op.getKernelShape());
-    params.strides = toVector(op.getStrides());
-    params.pads = toVector(op.getPads());
+    rt::WindowParams params =
+        windowParams(op.getKernelShape(), op.getStrides(), op.getPads());
     rt::averagePool(ctx.operand(op.getInput()), ctx.result(op.getOutput()),
                     params, op.getCountIncludePad());
   });

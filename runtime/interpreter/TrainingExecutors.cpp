@@ -15,13 +15,6 @@ int64_t stepValue(ExecContext &ctx, Value step) {
   return *ctx.operand(step).as<int64_t>();
 }
 
-/// Conv window parameters with the kernel taken from the weight's shape.
-rt::WindowParams convParams(ArrayRef<int64_t> weightShape,
-                            ArrayRef<int64_t> strides, ArrayRef<int64_t> pads,
-                            ArrayRef<int64_t> dilations) {
-  return windowParams(weightShape.drop_front(2), strides, pads, dilations);
-}
-
 void addBackward(ExecutorTable &t) {
   add<GeluBackwardOp>(t, [](GeluBackwardOp op, ExecContext &ctx) {
     rt::geluBackward(ctx.operand(op.getInput()), ctx.operand(op.getOutputGrad()),
