@@ -3,6 +3,8 @@
 #ifndef REMAT_TOOLS_PLANCOMMAND_H
 #define REMAT_TOOLS_PLANCOMMAND_H
 
+#include "EmitCommand.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
 #include "llvm/Support/raw_ostream.h"
@@ -18,11 +20,13 @@ struct PlanCommandOptions {
   double milpSeconds = 10;
   std::string costTable;
   std::string workspace;
-  std::string emit = "report"; // report, json or mlir
+  std::string emit = "report"; // report, json, mlir, cpp, cuda or exe
   // Training step construction (remat-autodiff options).
   std::string loss = "auto", labels = "labels", logits, optimizer = "adam";
   double lr = -1, momentum = 0, weightDecay = -1;
   bool nesterov = false;
+  /// --emit=cpp|cuda|exe: where and how to write the training executable.
+  EmitCommandOptions codegen;
 };
 
 /// Builds the training step of `module` if it has none, plans it under the

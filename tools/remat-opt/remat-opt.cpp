@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "EmitCommand.h"
 #include "PlanCommand.h"
 
 #include "remat/Dialect/RematDialect.h"
@@ -45,10 +46,21 @@ static llvm::cl::opt<std::string> emitFlag(
     "emit",
     llvm::cl::desc("What to produce: mlir (the IR after the requested passes; "
                    "the default without --budget), report (the plan, the "
-                   "default with --budget) or json (the plan)"),
+                   "default with --budget), json (the plan), cpp or cuda "
+                   "(the training executable's source in directory -o) or "
+                   "exe (the built executable at -o)"),
     llvm::cl::init(""));
 
 static llvm::cl::OptionCategory planCategory("Planning under a memory budget");
+static llvm::cl::opt<std::string> backendFlag(
+    "backend",
+    llvm::cl::desc("--emit=exe: cpu or cuda (default: cuda when nvcc exists)"),
+    llvm::cl::cat(planCategory));
+static llvm::cl::opt<std::string> runtimeDirFlag(
+    "runtime-dir",
+    llvm::cl::desc("--emit=exe: the RematRuntime CMake package directory "
+                   "(default: <remat-opt's dir>/../lib/cmake/RematRuntime)"),
+    llvm::cl::cat(planCategory));
 static llvm::cl::opt<std::string> budgetFlag(
     "budget",
     llvm::cl::desc("Plan the training step to fit this much device memory "
@@ -143,7 +155,11 @@ int main(int argc, char **argv) {
     }
   }
 
-  auto output = openOutputFile(outputFilename, &errorMessage);
+  const bool codegen = planning && (emitFlag == "cpp" || emitFlag == "cuda" ||
+                                    emitFlag == "exe");
+  // Code generation writes a directory or an executable at -o itself.
+  auto output = openOutputFile(codegen ? std::string("-") : outputFilename,
+                               &errorMessage);
   if (!output) {
     llvm::errs() << "remat-opt: error: " << errorMessage << "\n";
     return 1;
@@ -175,6 +191,14 @@ int main(int argc, char **argv) {
     plan.momentum = momentumFlag;
     plan.nesterov = nesterovFlag;
     plan.weightDecay = weightDecayFlag;
+    if (codegen) {
+      plan.codegen.emit = emitFlag;
+      plan.codegen.output = outputFilename;
+      plan.codegen.backend = backendFlag;
+      plan.codegen.optimizer = optimizerFlag;
+      plan.codegen.runtimeDir = runtimeDirFlag;
+      plan.codegen.argv0 = argv[0];
+    }
     int status = remat::runPlanCommand(*module, plan, output->os());
     if (status != 1)
       output->keep();
