@@ -1,4 +1,4 @@
-//===- TensorChecks.cpp - Dump named tensors and check them against files -===//
+//===- TensorChecks.cpp - Check named tensors against files --------------===//
 
 #include "TensorChecks.h"
 
@@ -16,25 +16,6 @@
 namespace fs = std::filesystem;
 
 namespace remat::run {
-
-void dumpTensors(const std::string &dir, const NamedTensors &tensors) {
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec)
-    throw ToolError("cannot create '" + dir + "': " + ec.message());
-  for (const auto &[name, view] : tensors) {
-    fs::path path = fs::path(dir) / (name + ".pb");
-    // Initializer names may hold '/' (scoped exporters): keep the layout.
-    if (path.has_parent_path() && path.parent_path() != fs::path(dir))
-      fs::create_directories(path.parent_path(), ec);
-    try {
-      rt::writeTensorFile(path.string(), *view, name);
-    } catch (const std::exception &e) {
-      throw ToolError("cannot write '" + path.string() + "': " + e.what());
-    }
-  }
-}
-
 namespace {
 
 struct Comparison {

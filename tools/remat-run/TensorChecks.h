@@ -1,8 +1,9 @@
 //===- TensorChecks.h - Dump named tensors and check them against files -*- C++ -*-===//
 //
 // The training mode's `--dump-*` and `--check-*`: a set of named tensors
-// (gradients, parameters, buffers) written as DIR/<name>.pb, or compared
-// with the reference files in a directory (the fixtures' reference/grad,
+// (gradients, parameters, buffers) written as DIR/<name>.pb (rt::dumpTensors,
+// shared with the training executable's harness), or compared with the
+// reference files in a directory (the fixtures' reference/grad,
 // reference/sgd, ... layout).
 //
 //===----------------------------------------------------------------------===//
@@ -11,6 +12,7 @@
 #define REMAT_TOOLS_REMAT_RUN_TENSORCHECKS_H
 
 #include "remat/runtime/Tensor.h"
+#include "remat/runtime/TensorDump.h"
 
 #include <map>
 #include <string>
@@ -18,7 +20,7 @@
 namespace remat::run {
 
 /// Named tensors to dump or check; views into tensors the caller owns.
-using NamedTensors = std::map<std::string, const rt::TensorView *>;
+using NamedTensors = rt::NamedTensors;
 
 /// Elements to leave out of a comparison: those whose reference gradient is
 /// smaller than `below` in magnitude. Adam's first step moves an element by
@@ -30,8 +32,9 @@ struct GradientMask {
   double below = 0;
 };
 
-/// Writes DIR/<name>.pb for each tensor (creating DIR).
-void dumpTensors(const std::string &dir, const NamedTensors &tensors);
+/// Writing DIR/<name>.pb is rt::dumpTensors (runtime/io), shared with the
+/// training executable's harness.
+using rt::dumpTensors;
 
 /// Compares every DIR/<name>.pb with the tensor of that name: a tensor
 /// passes iff dtype and shape match and max|a-b| <= tolerance * max|ref|.

@@ -5,13 +5,13 @@
 #include "ModelLoader.h"
 #include "TensorChecks.h"
 #include "ToolSupport.h"
-#include "WeightWriter.h"
 
 #include "remat/Dialect/RematOps.h"
 #include "remat/Interpreter/Interpreter.h"
 #include "remat/Interpreter/TensorConversion.h"
 #include "remat/Passes/Passes.h"
 #include "remat/Planning/ByteSize.h"
+#include "remat/runtime/WeightWriter.h"
 #include "remat/Tools/PlanPipeline.h"
 
 #include <cmath>
@@ -326,8 +326,8 @@ int runTraining(MLIRContext &context, const Options &options) {
                       "weights into");
     NamedTensors trained = params;
     trained.insert(updatedBuffers.begin(), updatedBuffers.end());
-    saveWeights(loaded.weights.model, loaded.weights.modelDir, trained,
-                train.saveWeights);
+    rt::saveWeights(loaded.weights.model, loaded.weights.modelDir, trained,
+                    train.saveWeights);
     std::cout << "weights written to " << train.saveWeights << std::endl;
   }
 

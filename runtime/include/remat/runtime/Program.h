@@ -77,14 +77,17 @@ struct StepContext {
   /// each launch so that a captured CUDA Graph stays valid).
   uint64_t step = 0;
   const uint64_t *deviceStep = nullptr;
-  /// Index into ProgramSpec::ops of the op being executed, for messages.
+  /// Index into ProgramSpec::ops of the op being executed, for messages: the
+  /// step sets it before each op; the harness resets it to -1 before each
+  /// step and names ops[currentOp] when the step throws.
   int currentOp = -1;
 };
 
 using TrainStepFn = void (*)(StepContext &);
 
 struct ProgramSpec {
-  const char *modelPath;  // the ONNX file the weights come from
+  const char *modelPath;  // the ONNX file the weights come from (--weights
+                          // overrides; relative paths are from the cwd)
   Backend backend;
   const char *optimizer;  // sgd, adam, adamw (for messages)
   const char *strategy;   // the plan's strategy
@@ -103,7 +106,9 @@ struct ProgramSpec {
 };
 
 /// The executable's main: parses the command line and runs training (see
-/// runtime/harness/Harness.cpp for the flags). Returns the exit status.
+/// runtime/harness/Harness.cpp for what it does, HarnessOptions.cpp for the
+/// flags). Returns the exit status (0, or 1 after printing
+/// `<program>: error: <message>` on stderr); never calls exit().
 int harnessMain(int argc, char **argv, const ProgramSpec &program);
 
 } // namespace remat::rt

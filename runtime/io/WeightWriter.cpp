@@ -1,12 +1,16 @@
 //===- WeightWriter.cpp - Write a model with trained initializers ---------===//
+//
+// Moved here from remat-run so that the training executable's harness
+// writes trained weights the same way (one implementation, one behaviour).
+//
+//===----------------------------------------------------------------------===//
 
-#include "WeightWriter.h"
-
-#include "ToolSupport.h"
+#include "remat/runtime/WeightWriter.h"
 
 #include "remat/runtime/TensorProtoIO.h"
 
 #include "onnx/checker.h"
+#include "onnx/onnx_pb.h"
 
 #include <filesystem>
 #include <fstream>
@@ -14,16 +18,20 @@
 
 namespace fs = std::filesystem;
 
-namespace remat::run {
+namespace remat::rt {
 namespace {
 
 /// Re-encodes `proto` from `tensor`, keeping what the runtime encoding does
 /// not carry (doc_string).
-void replaceData(onnx::TensorProto &proto, const rt::TensorView &tensor) {
+void replaceData(onnx::TensorProto &proto, const TensorView &tensor) {
   onnx::TensorProto kept = proto;
-  rt::tensorToProto(tensor, kept.name(), proto);
+  tensorToProto(tensor, kept.name(), proto);
   if (kept.has_doc_string())
     proto.set_doc_string(kept.doc_string());
+}
+
+std::string describe(const TensorView &view) {
+  return std::string(dtypeName(view.dtype)) + " " + shapeToString(view.shape);
 }
 
 } // namespace
@@ -34,30 +42,31 @@ void saveWeights(const onnx::ModelProto &model, const std::string &modelDir,
   std::set<std::string> replaced;
   for (onnx::TensorProto &init : *copy.mutable_graph()->mutable_initializer()) {
     if (auto it = trained.find(init.name()); it != trained.end()) {
-      if (rt::dtypeToOnnx(it->second->dtype) != init.data_type())
-        throw ToolError("--save-weights: '" + init.name() + "' is " +
-                        describe(*it->second) +
-                        " after training but its initializer has ONNX type " +
-                        std::to_string(init.data_type()));
+      if (dtypeToOnnx(it->second->dtype) != init.data_type())
+        throw RuntimeError("--save-weights: '" + init.name() + "' is " +
+                           describe(*it->second) +
+                           " after training but its initializer has ONNX "
+                           "type " +
+                           std::to_string(init.data_type()));
       replaceData(init, *it->second);
       replaced.insert(init.name());
       continue;
     }
     if (init.data_location() == onnx::TensorProto::EXTERNAL) {
       try {
-        rt::Tensor tensor = rt::tensorFromProto(init, modelDir);
+        Tensor tensor = tensorFromProto(init, modelDir);
         replaceData(init, tensor.view());
       } catch (const std::exception &e) {
-        throw ToolError("--save-weights: cannot inline external data of '" +
-                        init.name() + "': " + e.what());
+        throw RuntimeError("--save-weights: cannot inline external data of '" +
+                           init.name() + "': " + e.what());
       }
     }
   }
   for (const auto &[name, view] : trained)
     if (!replaced.count(name))
-      throw ToolError("--save-weights: '" + name +
-                      "' was trained but is not an initializer of the model "
-                      "(a graph input?); it cannot be written back");
+      throw RuntimeError("--save-weights: '" + name +
+                         "' was trained but is not an initializer of the "
+                         "model (a graph input?); it cannot be written back");
 
   {
     std::error_code ec;
@@ -66,21 +75,22 @@ void saveWeights(const onnx::ModelProto &model, const std::string &modelDir,
       fs::create_directories(parent, ec);
     std::ofstream out(outPath, std::ios::binary | std::ios::trunc);
     if (!out || !copy.SerializeToOstream(&out))
-      throw ToolError("--save-weights: cannot write '" + outPath + "'");
+      throw RuntimeError("--save-weights: cannot write '" + outPath + "'");
     out.close();
     if (!out)
-      throw ToolError("--save-weights: cannot write '" + outPath + "'");
+      throw RuntimeError("--save-weights: cannot write '" + outPath + "'");
   }
   try {
     onnx::checker::check_model(outPath);
   } catch (const std::exception &e) {
+    // Checker messages span lines; keep ours on one.
     std::string what = e.what();
     for (char &c : what)
       if (static_cast<unsigned char>(c) < 0x20)
         c = ' ';
-    throw ToolError("--save-weights: '" + outPath +
-                    "' fails the ONNX checker: " + what);
+    throw RuntimeError("--save-weights: '" + outPath +
+                       "' fails the ONNX checker: " + what);
   }
 }
 
-} // namespace remat::run
+} // namespace remat::rt
