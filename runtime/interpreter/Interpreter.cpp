@@ -91,18 +91,7 @@ std::string describeView(const rt::TensorView &view) {
 
 std::string describeLocation(Location loc) { return formatLocation(loc); }
 
-std::string describeOp(Operation *op) {
-  return op->getName().getStringRef().str() + " at " +
-         formatLocation(op->getLoc());
-}
-
-//===----------------------------------------------------------------------===//
-// Plan
-//===----------------------------------------------------------------------===//
-
-namespace {
-
-bool isHalfType(Type type) {
+static bool isHalfType(Type type) {
   auto shaped = dyn_cast<ShapedType>(type);
   Type element = shaped ? shaped.getElementType() : type;
   return element.isF16() || element.isBF16();
@@ -118,7 +107,14 @@ bool needsPromotion(Operation *op) {
          llvm::any_of(op->getResultTypes(), isHalfType);
 }
 
-} // namespace
+std::string describeOp(Operation *op) {
+  return op->getName().getStringRef().str() + " at " +
+         formatLocation(op->getLoc());
+}
+
+//===----------------------------------------------------------------------===//
+// Plan
+//===----------------------------------------------------------------------===//
 
 struct Interpreter::Plan {
   struct Step {

@@ -62,22 +62,6 @@ const char *dtypeEnumName(rt::DType dtype) {
   return "F32";
 }
 
-bool isHalfType(Type type) {
-  auto shaped = dyn_cast<ShapedType>(type);
-  Type element = shaped ? shaped.getElementType() : type;
-  return element.isF16() || element.isBF16();
-}
-
-/// Ops the interpreter computes in f32 because they do math on f16/bf16 (see
-/// runtime/interpreter/Interpreter.cpp); generated code does not promote.
-bool needsPromotion(Operation *op) {
-  if (isa<remat::ConstantOp, ReshapeOp, TransposeOp, ConcatOp, SplitOp,
-          SliceOp, GatherOp, ExpandOp, WhereOp, CastOp>(op))
-    return false;
-  return llvm::any_of(op->getOperandTypes(), isHalfType) ||
-         llvm::any_of(op->getResultTypes(), isHalfType);
-}
-
 /// Ops whose kernels may write a result over an operand of the same shape:
 /// each output element depends only on the same element of the inputs.
 bool writesElementwise(Operation *op) {
