@@ -2,14 +2,16 @@
 //
 // Element i's uniform is word i % 4 of Philox(counter = (i / 4, step),
 // key = seed ^ splitMix64(streamId)): a pure function of
-// (seed, streamId, step, i), so recomputing the op reproduces its mask.
+// (seed, streamId, step, i), so recomputing the op reproduces its mask. The
+// generator and the keep test are shared with the CUDA backend
+// (remat/runtime/Philox.h), which draws the same masks.
 //
 //===----------------------------------------------------------------------===//
 
 #include "remat/runtime/Kernels.h"
+#include "remat/runtime/Philox.h"
 
 #include "DTypeDispatch.h"
-#include "Philox.h"
 
 #include <algorithm>
 #include <cstring>
@@ -37,22 +39,20 @@ void dropout(const TensorView &x, const TensorView &y, const TensorView &mask,
     return;
   }
 
-  const uint64_t key64 = seed ^ splitMix64(streamId);
-  const PhiloxKey key = {uint32_t(key64), uint32_t(key64 >> 32)};
+  const PhiloxKey key = dropoutKey(seed, streamId);
   const double keepProb = 1.0 - ratio;
+  const uint64_t threshold = dropoutThreshold(keepProb);
   dispatchFloat(x.dtype, kernel, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T scale = ratio < 1 ? static_cast<T>(1.0 / keepProb) : T(0);
     const T *px = x.as<const T>();
     T *py = y.as<T>();
     for (int64_t block = 0; block * 4 < n; ++block) {
-      const uint64_t b = static_cast<uint64_t>(block);
-      const PhiloxCounter bits = philox4x32_10(
-          {uint32_t(b), uint32_t(b >> 32), uint32_t(step), uint32_t(step >> 32)},
-          key);
+      const PhiloxCounter bits =
+          dropoutBits(key, static_cast<uint64_t>(block), step);
       for (int64_t j = 0, i = block * 4; j < 4 && i < n; ++j, ++i) {
-        // uniform in [0, 1) with 32 random bits; exact in double.
-        const bool keep = static_cast<double>(bits[j]) * 0x1p-32 < keepProb;
+        // bits * 2^-32 < keepProb, as the integer test the CUDA kernel uses.
+        const bool keep = dropoutKeeps(bits[static_cast<int>(j)], threshold);
         py[i] = keep ? px[i] * scale : T(0);
         if (pm)
           pm[i] = keep;

@@ -2,7 +2,7 @@
 
 #include "TestUtil.h"
 
-#include "Philox.h"
+#include "remat/runtime/Philox.h"
 
 using namespace remat::rt;
 using namespace remat::rt::test;
@@ -10,18 +10,17 @@ using namespace remat::rt::test;
 namespace {
 
 TEST(DropoutTest, PhiloxMatchesRandom123KnownAnswers) {
-  using remat::rt::cpu::philox4x32_10;
   // From Random123's kat_vectors (philox4x32 10 rounds).
   EXPECT_EQ(philox4x32_10({0, 0, 0, 0}, {0, 0}),
-            (cpu::PhiloxCounter{0x6627e8d5, 0xe169c58d, 0xbc57ac4c,
+            (PhiloxCounter{0x6627e8d5, 0xe169c58d, 0xbc57ac4c,
                                 0x9b00dbd8}));
   EXPECT_EQ(philox4x32_10({0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff},
                           {0xffffffff, 0xffffffff}),
-            (cpu::PhiloxCounter{0x408f276d, 0x41c83b0e, 0xa20bc7c6,
+            (PhiloxCounter{0x408f276d, 0x41c83b0e, 0xa20bc7c6,
                                 0x6d5451fd}));
   EXPECT_EQ(philox4x32_10({0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344},
                           {0xa4093822, 0x299f31d0}),
-            (cpu::PhiloxCounter{0xd16cfe09, 0x94fdcceb, 0x5001e420,
+            (PhiloxCounter{0xd16cfe09, 0x94fdcceb, 0x5001e420,
                                 0x24126ea1}));
 }
 

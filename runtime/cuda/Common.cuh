@@ -1,0 +1,300 @@
+//===- Common.cuh - Shared internals of the CUDA kernels ---------*- CUDA
+//-*-===//
+//
+// What every kernel family needs: argument checks that throw RuntimeError
+// naming the kernel (as the CPU's Check.h), dtype dispatch, access to the
+// context (stream, cuBLAS handle, workspace scratch, device status word),
+// launch-error checking, launch geometry and type-generic device math.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef REMAT_RUNTIME_CUDA_COMMON_CUH
+#define REMAT_RUNTIME_CUDA_COMMON_CUH
+
+#include "remat/runtime/cuda/CudaKernels.h"
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+
+namespace remat::rt::cuda::detail {
+
+//===----------------------------------------------------------------------===//
+// Argument checks
+//===----------------------------------------------------------------------===//
+
+[[noreturn]] inline void fail(const char *kernel, const std::string &message) {
+  throw RuntimeError(std::string(kernel) + ": " + message);
+}
+
+inline void require(bool condition, const char *kernel, const char *message) {
+  if (!condition)
+    fail(kernel, message);
+}
+
+[[noreturn]] inline void unsupportedDType(const char *kernel, DType dtype) {
+  fail(kernel, std::string("unsupported dtype ") + dtypeName(dtype));
+}
+
+inline void requireDType(const TensorView &view, DType dtype,
+                         const char *kernel, const char *what) {
+  if (view.dtype != dtype)
+    fail(kernel, std::string(what) + " has dtype " + dtypeName(view.dtype) +
+                     ", expected " + dtypeName(dtype));
+}
+
+inline void requireShape(const TensorView &view, const Shape &shape,
+                         const char *kernel, const char *what) {
+  if (view.shape != shape)
+    fail(kernel, std::string(what) + " has shape " + shapeToString(view.shape) +
+                     ", expected " + shapeToString(shape));
+}
+
+inline void requireNumel(const TensorView &view, int64_t numel,
+                         const char *kernel, const char *what) {
+  if (view.numel() != numel)
+    fail(kernel, std::string(what) + " has " + std::to_string(view.numel()) +
+                     " elements, expected " + std::to_string(numel));
+}
+
+/// F32 or F64 (statistics and parameters that ONNX lets differ in precision
+/// from the data).
+inline void requireFloat(const TensorView &view, const char *kernel,
+                         const char *what) {
+  if (view.dtype != DType::F32 && view.dtype != DType::F64)
+    fail(kernel, std::string(what) + " has dtype " + dtypeName(view.dtype) +
+                     ", expected f32 or f64");
+}
+
+//===----------------------------------------------------------------------===//
+// Dtype dispatch: f(Tag<T>{}) for the C++ type of a runtime dtype. Each
+// kernel lists the types it instantiates here, which keeps the number of
+// device instantiations (and the compile time) in view.
+//===----------------------------------------------------------------------===//
+
+template <typename T> struct Tag { using type = T; };
+
+/// F32, F64.
+template <typename F>
+decltype(auto) dispatchFloat(DType dtype, const char *kernel, F &&f) {
+  switch (dtype) {
+  case DType::F32: return f(Tag<float>{});
+  case DType::F64: return f(Tag<double>{});
+  default: unsupportedDType(kernel, dtype);
+  }
+}
+
+/// F32, F64, I64, I32.
+template <typename F>
+decltype(auto) dispatchArith(DType dtype, const char *kernel, F &&f) {
+  switch (dtype) {
+  case DType::F32: return f(Tag<float>{});
+  case DType::F64: return f(Tag<double>{});
+  case DType::I64: return f(Tag<int64_t>{});
+  case DType::I32: return f(Tag<int32_t>{});
+  default: unsupportedDType(kernel, dtype);
+  }
+}
+
+/// Data movement: one unsigned type per element size.
+template <typename F>
+decltype(auto) dispatchBySize(DType dtype, const char *kernel, F &&f) {
+  switch (dtypeSize(dtype)) {
+  case 1: return f(Tag<uint8_t>{});
+  case 2: return f(Tag<uint16_t>{});
+  case 4: return f(Tag<uint32_t>{});
+  case 8: return f(Tag<uint64_t>{});
+  default: unsupportedDType(kernel, dtype);
+  }
+}
+
+/// Integer indices (gather, loss labels): I64 or I32.
+template <typename F>
+decltype(auto) dispatchIndex(DType dtype, const char *kernel, F &&f) {
+  switch (dtype) {
+  case DType::I64: return f(Tag<int64_t>{});
+  case DType::I32: return f(Tag<int32_t>{});
+  default: unsupportedDType(kernel, dtype);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Context
+//===----------------------------------------------------------------------===//
+
+/// Data errors found on the device. The first one recorded wins; its code
+/// selects the message checkDeviceErrors() throws and `value` is the
+/// offending index, label or step.
+enum DeviceErrorCode : unsigned {
+  kNoError = 0,
+  kGatherIndex,
+  kGatherBackwardIndex,
+  kLossLabel,
+  kLossBackwardLabel,
+  kMaxPoolBackwardIndex,
+  kIntegerDivisionByZero,
+  kOptimizerStep,
+};
+
+struct DeviceStatus {
+  unsigned code;
+  unsigned reserved;
+  long long value;
+};
+
+/// Bytes at the start of the workspace reserved for the status word (keeps
+/// the cuBLAS workspace and scratch 256-byte aligned).
+constexpr size_t kStatusBytes = 256;
+
+struct Context {
+  bool initialized = false;
+  cudaStream_t stream = nullptr;
+  cublasHandle_t blas = nullptr;
+  DeviceStatus *status = nullptr;
+  char *scratch = nullptr;
+  size_t scratchBytes = 0;
+};
+
+/// The context; throws (naming `kernel`) if initialize() was not called.
+Context &context(const char *kernel);
+
+/// Throws RuntimeError naming the kernel if a launch failed.
+void checkLaunch(const char *kernel);
+/// Throws RuntimeError naming the kernel and the call if `error` is set.
+void checkCuda(cudaError_t error, const char *kernel, const char *what);
+void checkBlas(cublasStatus_t status, const char *kernel);
+
+/// Carves 256-byte aligned buffers out of the workspace scratch for one
+/// kernel call. Kernels run in stream order, so each call may reuse all of
+/// the scratch; a call that takes several buffers takes them from one
+/// Scratch.
+class Scratch {
+public:
+  explicit Scratch(const char *kernel)
+      : kernel_(kernel), base_(context(kernel).scratch),
+        size_(context(kernel).scratchBytes) {}
+
+  /// Bytes still free.
+  size_t available() const { return size_ - used_; }
+
+  template <typename T> T *take(size_t count) {
+    const size_t bytes = alignUp(count * sizeof(T));
+    if (bytes > available())
+      fail(kernel_, "needs " + std::to_string(used_ + bytes) +
+                        " bytes of workspace scratch, but only " +
+                        std::to_string(size_) +
+                        " are available (reserve a larger workspace)");
+    T *p = reinterpret_cast<T *>(base_ + used_);
+    used_ += bytes;
+    return p;
+  }
+
+  static size_t alignUp(size_t bytes) { return (bytes + 255) / 256 * 256; }
+
+private:
+  const char *kernel_;
+  char *base_;
+  size_t size_;
+  size_t used_ = 0;
+};
+
+/// Enqueues a zero fill of `bytes` at `p` (no-op for 0 bytes).
+void zeroAsync(void *p, size_t bytes, const char *kernel);
+
+//===----------------------------------------------------------------------===//
+// Launch geometry: grid-stride loops over int64 element counts.
+//===----------------------------------------------------------------------===//
+
+constexpr int kThreads = 256;
+
+inline unsigned gridFor(int64_t n, int threads = kThreads) {
+  const int64_t blocks = (n + threads - 1) / threads;
+  return static_cast<unsigned>(
+      std::max<int64_t>(1, std::min<int64_t>(blocks, 65535)));
+}
+
+#define REMAT_GRID_STRIDE_LOOP(i, n)                                           \
+  for (int64_t i =                                                             \
+           static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;        \
+       i < (n); i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+
+/// Records a data error; the first one wins.
+__device__ inline void reportError(DeviceStatus *status, unsigned code,
+                                   long long value) {
+  if (atomicCAS(&status->code, 0u, code) == 0u)
+    status->value = value;
+}
+
+//===----------------------------------------------------------------------===//
+// Type-generic device math, mirroring the <cmath> overloads the CPU kernels
+// call (float functions for float, double for double).
+//===----------------------------------------------------------------------===//
+
+__device__ inline float dSqrt(float v) { return sqrtf(v); }
+__device__ inline double dSqrt(double v) { return sqrt(v); }
+__device__ inline float dExp(float v) { return expf(v); }
+__device__ inline double dExp(double v) { return exp(v); }
+__device__ inline float dLog(float v) { return logf(v); }
+__device__ inline double dLog(double v) { return log(v); }
+__device__ inline float dErf(float v) { return erff(v); }
+__device__ inline double dErf(double v) { return erf(v); }
+__device__ inline float dTanh(float v) { return tanhf(v); }
+__device__ inline double dTanh(double v) { return tanh(v); }
+__device__ inline float dAbs(float v) { return fabsf(v); }
+__device__ inline double dAbs(double v) { return fabs(v); }
+__device__ inline float dPow(float a, float b) { return powf(a, b); }
+__device__ inline double dPow(double a, double b) { return pow(a, b); }
+
+template <typename T> __device__ inline bool dIsNan(T v) {
+  if constexpr (std::is_floating_point_v<T>)
+    return v != v;
+  else
+    return false;
+}
+template <typename T> __device__ inline T dInfinity();
+template <> __device__ inline float dInfinity<float>() {
+  return __int_as_float(0x7f800000);
+}
+template <> __device__ inline double dInfinity<double>() {
+  return __longlong_as_double(0x7ff0000000000000ll);
+}
+template <typename T> __device__ inline bool dIsInf(T v) {
+  return v == dInfinity<T>() || v == -dInfinity<T>();
+}
+
+/// An F32 or F64 array read and written as double (BatchNorm statistics,
+/// LayerNorm's saved mean: ONNX lets their precision differ from the data).
+struct FloatRef {
+  void *data = nullptr;
+  bool isDouble = false;
+
+  __device__ double load(int64_t i) const {
+    return isDouble ? static_cast<const double *>(data)[i]
+                    : static_cast<double>(static_cast<const float *>(data)[i]);
+  }
+  __device__ void store(int64_t i, double v) const {
+    if (isDouble)
+      static_cast<double *>(data)[i] = v;
+    else
+      static_cast<float *>(data)[i] = static_cast<float>(v);
+  }
+};
+
+/// A FloatRef for an optional F32/F64 view (null data when empty).
+inline FloatRef floatRef(const TensorView &view, const char *kernel,
+                         const char *what) {
+  if (!view.empty())
+    requireFloat(view, kernel, what);
+  FloatRef ref;
+  ref.data = view.data;
+  ref.isDouble = view.dtype == DType::F64;
+  return ref;
+}
+
+} // namespace remat::rt::cuda::detail
+
+#endif // REMAT_RUNTIME_CUDA_COMMON_CUH

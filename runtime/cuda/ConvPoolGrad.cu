@@ -1,0 +1,239 @@
+//===- ConvPoolGrad.cu - Convolution and pooling backward -----------------===//
+//
+// The CUDA versions of runtime/cpu/ConvPoolGrad.cpp. Convolution backward
+// mirrors the forward's im2col + GEMM:
+//   data:   col = W_g^T dy_g (cuBLAS), then col2im gives each dx element a
+//           thread that sums (in double) the col entries that read it;
+//   filter: dW_g = sum_n dy_g[n] col(x_g[n])^T, accumulated GEMM by GEMM
+//           (beta = 1) in image order, as the CPU.
+// Average-pool backward gathers each dx element's shares likewise; the sums
+// visit their terms in the CPU's order. Max-pool backward scatters with
+// atomicAdd (indices may repeat when windows overlap).
+//
+//===----------------------------------------------------------------------===//
+
+#include "remat/runtime/cuda/CudaKernels.h"
+
+#include "Blas.cuh"
+#include "Common.cuh"
+#include "ConvCommon.cuh"
+#include "Window.cuh"
+
+namespace remat::rt::cuda {
+using namespace detail;
+
+namespace {
+
+/// dx [images, C, in...] from col [images, C * kernel, out...]: each input
+/// position sums the entries that im2col copied from it.
+template <typename T>
+__global__ void col2imKernel(const T *col, T *dx, int64_t total, Window3 w) {
+  REMAT_GRID_STRIDE_LOOP(e, total) {
+    dx[e] = static_cast<T>(col2imAt(col, e, w));
+  }
+}
+
+template <typename T>
+void convBackwardDataImpl(const TensorView &dy, const TensorView &weight,
+                          const TensorView &dx, const Window3 &w,
+                          int64_t group) {
+  const char *kernel = "convBackwardData";
+  const int64_t N = dx.shape[0], C = dx.shape[1], M = weight.shape[0];
+  const int64_t Cg = C / group, Mg = M / group;
+  const int64_t K = Cg * w.kernelSize(), P = w.outSize(), I = w.inSize();
+  if (dx.numel() == 0)
+    return;
+  const T *pdy = dy.as<const T>(), *pw = weight.as<const T>();
+  T *pdx = dx.as<T>();
+  Context &ctx = context(kernel);
+
+  if (w.pointwise()) {
+    // The col matrix is dx itself: dx_g [Cg, P] = W_g^T [Cg, Mg] dy_g.
+    for (int64_t g = 0; g < group; ++g)
+      gemmStridedBatched<T>(kernel, true, false, K, P, Mg, pw + g * Mg * K, 0,
+                            pdy + g * Mg * P, M * P, pdx + g * Cg * I, C * I, N,
+                            T(0));
+    return;
+  }
+
+  Scratch scratch(kernel);
+  const int64_t colPerImage = C * w.kernelSize() * P;
+  const int64_t chunk = imagesPerChunk<T>(scratch, colPerImage, N, kernel);
+  T *col = scratch.take<T>(chunk * colPerImage);
+  for (int64_t n0 = 0; n0 < N; n0 += chunk) {
+    const int64_t count = std::min(chunk, N - n0);
+    // col[n, g] [K, P] = W_g^T [K, Mg] * dy[n, g] [Mg, P]
+    if (group <= count) {
+      for (int64_t g = 0; g < group; ++g)
+        gemmStridedBatched<T>(kernel, true, false, K, P, Mg, pw + g * Mg * K, 0,
+                              pdy + (n0 * M + g * Mg) * P, M * P,
+                              col + g * K * P, colPerImage, count, T(0));
+    } else {
+      for (int64_t i = 0; i < count; ++i)
+        gemmStridedBatched<T>(kernel, true, false, K, P, Mg, pw, Mg * K,
+                              pdy + (n0 + i) * M * P, Mg * P,
+                              col + i * colPerImage, K * P, group, T(0));
+    }
+    const int64_t total = count * C * I;
+    col2imKernel<T><<<gridFor(total), kThreads, 0, ctx.stream>>>(
+        col, pdx + n0 * C * I, total, w);
+    checkLaunch(kernel);
+  }
+}
+
+template <typename T>
+void convBackwardFilterImpl(const TensorView &x, const TensorView &dy,
+                            const TensorView &dw, const Window3 &w,
+                            int64_t group) {
+  const char *kernel = "convBackwardFilter";
+  const int64_t N = x.shape[0], C = x.shape[1], M = dw.shape[0];
+  const int64_t Cg = C / group, Mg = M / group;
+  const int64_t K = Cg * w.kernelSize(), P = w.outSize(), I = w.inSize();
+  const T *px = x.as<const T>(), *pdy = dy.as<const T>();
+  T *pdw = dw.as<T>();
+  if (N == 0) {
+    zeroAsync(pdw, dw.bytes(), kernel);
+    return;
+  }
+  const bool pointwise = w.pointwise();
+  Scratch scratch(kernel);
+  const int64_t colPerImage = C * w.kernelSize() * P;
+  const int64_t chunk =
+      pointwise ? N : imagesPerChunk<T>(scratch, colPerImage, N, kernel);
+  T *col = pointwise ? nullptr : scratch.take<T>(chunk * colPerImage);
+  const int64_t imageStride = pointwise ? C * I : colPerImage;
+  for (int64_t n0 = 0; n0 < N; n0 += chunk) {
+    const int64_t count = std::min(chunk, N - n0);
+    const T *cols = pointwise ? px + n0 * C * I : col;
+    if (!pointwise)
+      launchIm2col(kernel, px + n0 * C * I, col, count, C, w);
+    // dW_g [Mg, K] (+)= dy[n, g] [Mg, P] * cols[n, g]^T [P, K], all groups
+    // in one call per image.
+    for (int64_t i = 0; i < count; ++i) {
+      const int64_t n = n0 + i;
+      gemmStridedBatched<T>(kernel, false, true, Mg, K, P, pdy + n * M * P,
+                            Mg * P, cols + i * imageStride, K * P, pdw, Mg * K,
+                            group, T(n == 0 ? 0 : 1));
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Pooling
+//===----------------------------------------------------------------------===//
+
+template <typename T>
+__global__ void maxPoolBackwardKernel(const T *dy, const int64_t *indices,
+                                      T *dx, int64_t n, int64_t size,
+                                      DeviceStatus *status) {
+  REMAT_GRID_STRIDE_LOOP(i, n) {
+    const int64_t target = indices[i];
+    if (target < 0) // a window entirely in padding: no input position
+      continue;
+    if (target >= size) {
+      reportError(status, kMaxPoolBackwardIndex, target);
+      continue;
+    }
+    atomicAdd(dx + target, dy[i]);
+  }
+}
+
+template <typename T>
+__global__ void averagePoolBackwardKernel(const T *dy, T *dx, int64_t total,
+                                          Window3 w, bool countIncludePad) {
+  REMAT_GRID_STRIDE_LOOP(e, total) {
+    dx[e] = static_cast<T>(averagePoolBackwardAt(dy, e, w, countIncludePad));
+  }
+}
+
+/// Checks conv backward operands: x-like [N, C, ...], w [M, C/group, k...],
+/// y-like [N, M, ...]; returns the weight's spatial shape.
+std::vector<int64_t> checkConvGrad(const char *kernel, const TensorView &x,
+                                   const TensorView &w, const TensorView &y,
+                                   const WindowParams &params, int64_t group) {
+  requireDType(w, x.dtype, kernel, "weight");
+  requireDType(y, x.dtype, kernel, "dy");
+  require(x.rank() >= 3 && w.rank() == x.rank() && y.rank() == x.rank(), kernel,
+          "input, weight and dy must be [N, C, spatial...] / [M, C/group, "
+          "k...] / [N, M, spatial...]");
+  require(group >= 1 && x.shape[1] % group == 0 && w.shape[0] % group == 0,
+          kernel, "channels are not divisible by group");
+  require(w.shape[1] * group == x.shape[1], kernel,
+          "weight channels times group differ from input channels");
+  require(y.shape[0] == x.shape[0] && y.shape[1] == w.shape[0], kernel,
+          "dy must be [N, M, ...]");
+  std::vector<int64_t> weightKernel(w.shape.begin() + 2, w.shape.end());
+  require(params.kernel.empty() || params.kernel == weightKernel, kernel,
+          "kernel shape differs from the weight's spatial shape");
+  return weightKernel;
+}
+
+} // namespace
+
+void convBackwardData(const TensorView &dy, const TensorView &w,
+                      const TensorView &dx, const WindowParams &params,
+                      int64_t group) {
+  const char *kernel = "convBackwardData";
+  const std::vector<int64_t> weightKernel =
+      checkConvGrad(kernel, dx, w, dy, params, group);
+  const Window3 win = makeWindow(kernel, dx, dy, params, weightKernel);
+  context(kernel);
+  dispatchFloat(dx.dtype, kernel, [&](auto tag) {
+    convBackwardDataImpl<typename decltype(tag)::type>(dy, w, dx, win, group);
+  });
+}
+
+void convBackwardFilter(const TensorView &x, const TensorView &dy,
+                        const TensorView &dw, const WindowParams &params,
+                        int64_t group) {
+  const char *kernel = "convBackwardFilter";
+  const std::vector<int64_t> weightKernel =
+      checkConvGrad(kernel, x, dw, dy, params, group);
+  const Window3 win = makeWindow(kernel, x, dy, params, weightKernel);
+  context(kernel);
+  dispatchFloat(x.dtype, kernel, [&](auto tag) {
+    convBackwardFilterImpl<typename decltype(tag)::type>(x, dy, dw, win, group);
+  });
+}
+
+void maxPoolBackward(const TensorView &dy, const TensorView &indices,
+                     const TensorView &dx) {
+  const char *kernel = "maxPoolBackward";
+  requireDType(dx, dy.dtype, kernel, "dx");
+  requireDType(indices, DType::I64, kernel, "indices");
+  requireShape(indices, dy.shape, kernel, "indices");
+  Context &ctx = context(kernel);
+  dispatchFloat(dy.dtype, kernel, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    zeroAsync(dx.data, dx.bytes(), kernel);
+    const int64_t n = dy.numel();
+    if (n == 0)
+      return;
+    maxPoolBackwardKernel<T><<<gridFor(n), kThreads, 0, ctx.stream>>>(
+        dy.as<const T>(), indices.as<const int64_t>(), dx.as<T>(), n,
+        dx.numel(), ctx.status);
+    checkLaunch(kernel);
+  });
+}
+
+void averagePoolBackward(const TensorView &dy, const TensorView &dx,
+                         const WindowParams &params, bool countIncludePad) {
+  const char *kernel = "averagePoolBackward";
+  requireDType(dx, dy.dtype, kernel, "dx");
+  require(dx.rank() >= 3 && dy.rank() == dx.rank() &&
+              dy.shape[0] == dx.shape[0] && dy.shape[1] == dx.shape[1],
+          kernel, "dy and dx must be [N, C, spatial...] alike");
+  const Window3 w = makeWindow(kernel, dx, dy, params, params.kernel);
+  cudaStream_t stream = context(kernel).stream;
+  dispatchFloat(dy.dtype, kernel, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const int64_t total = dx.numel();
+    if (total == 0)
+      return;
+    averagePoolBackwardKernel<T><<<gridFor(total), kThreads, 0, stream>>>(
+        dy.as<const T>(), dx.as<T>(), total, w, countIncludePad);
+    checkLaunch(kernel);
+  });
+}
+
+} // namespace remat::rt::cuda

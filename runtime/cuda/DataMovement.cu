@@ -1,0 +1,276 @@
+//===- DataMovement.cu - Transpose, concat, split, slice, gather, expand --===//
+//
+// The CUDA versions of runtime/cpu/DataMovement.cpp. They move whole
+// elements without looking at them, so they dispatch on the element size
+// only and work for every dtype. Row copies (concat, split, gather) use the
+// widest unit (up to 16 bytes) that the row size and addresses allow.
+//
+//===----------------------------------------------------------------------===//
+
+#include "remat/runtime/cuda/CudaKernels.h"
+
+#include "Common.cuh"
+#include "DataMovement.cuh"
+#include "Indexing.cuh"
+
+namespace remat::rt::cuda {
+using namespace detail;
+
+namespace detail {
+
+namespace {
+
+template <typename T>
+__global__ void stridedCopyKernel(const T *x, T *y, int64_t n, Indexer<1> ix) {
+  REMAT_GRID_STRIDE_LOOP(i, n) { y[i] = x[ix.offset(i)]; }
+}
+
+template <typename U>
+__global__ void copyRowsKernel(const char *src, int64_t srcPitch, char *dst,
+                               int64_t dstPitch, int64_t rowUnits,
+                               int64_t total) {
+  REMAT_GRID_STRIDE_LOOP(e, total) {
+    const int64_t row = e / rowUnits, k = e - row * rowUnits;
+    reinterpret_cast<U *>(dst + row * dstPitch)[k] =
+        reinterpret_cast<const U *>(src + row * srcPitch)[k];
+  }
+}
+
+/// Index type I (int64 or int32); rows of `unitsPerRow` units U.
+template <typename U, typename I>
+__global__ void gatherRowsKernel(const U *x, const I *indices, U *y,
+                                 int64_t total, int64_t count,
+                                 int64_t unitsPerRow, int64_t axisSize,
+                                 DeviceStatus *status) {
+  REMAT_GRID_STRIDE_LOOP(e, total) {
+    const int64_t k = e % unitsPerRow;
+    const int64_t t = e / unitsPerRow; // outer * count + p
+    const int64_t p = t % count, o = t / count;
+    const int64_t v = static_cast<int64_t>(indices[p]);
+    if (v < -axisSize || v >= axisSize) {
+      reportError(status, kGatherIndex, v);
+      y[e] = U{};
+      continue;
+    }
+    const int64_t i = v < 0 ? v + axisSize : v;
+    y[e] = x[(o * axisSize + i) * unitsPerRow + k];
+  }
+}
+
+} // namespace
+
+size_t copyUnit(uintptr_t bits) {
+  for (size_t unit : {16, 8, 4, 2})
+    if (bits % unit == 0)
+      return unit;
+  return 1;
+}
+
+void stridedCopy(const char *kernel, const TensorView &x, int64_t base,
+                 const Strides &xStrides, const TensorView &y) {
+  const int64_t n = y.numel();
+  if (n == 0)
+    return;
+  const Indexer<1> ix = makeIndexer1(y.shape, xStrides, kernel);
+  cudaStream_t stream = context(kernel).stream;
+  dispatchBySize(x.dtype, kernel, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    stridedCopyKernel<T><<<gridFor(n), kThreads, 0, stream>>>(
+        x.as<const T>() + base, y.as<T>(), n, ix);
+    checkLaunch(kernel);
+  });
+}
+
+void copyRows(const char *kernel, const void *src, int64_t srcPitch, void *dst,
+              int64_t dstPitch, int64_t width, int64_t rows) {
+  if (width == 0 || rows == 0)
+    return;
+  cudaStream_t stream = context(kernel).stream;
+  if ((srcPitch == width && dstPitch == width) || rows == 1) {
+    checkCuda(cudaMemcpyAsync(dst, src, static_cast<size_t>(width * rows),
+                              cudaMemcpyDeviceToDevice, stream),
+              kernel, "cudaMemcpyAsync");
+    return;
+  }
+  const size_t unit = copyUnit(
+      static_cast<uintptr_t>(width | srcPitch | dstPitch) |
+      reinterpret_cast<uintptr_t>(src) | reinterpret_cast<uintptr_t>(dst));
+  const int64_t rowUnits = width / static_cast<int64_t>(unit);
+  const int64_t total = rowUnits * rows;
+  const char *s = static_cast<const char *>(src);
+  char *d = static_cast<char *>(dst);
+  const unsigned grid = gridFor(total);
+  switch (unit) {
+  case 16:
+    copyRowsKernel<uint4><<<grid, kThreads, 0, stream>>>(
+        s, srcPitch, d, dstPitch, rowUnits, total);
+    break;
+  case 8:
+    copyRowsKernel<uint64_t><<<grid, kThreads, 0, stream>>>(
+        s, srcPitch, d, dstPitch, rowUnits, total);
+    break;
+  case 4:
+    copyRowsKernel<uint32_t><<<grid, kThreads, 0, stream>>>(
+        s, srcPitch, d, dstPitch, rowUnits, total);
+    break;
+  case 2:
+    copyRowsKernel<uint16_t><<<grid, kThreads, 0, stream>>>(
+        s, srcPitch, d, dstPitch, rowUnits, total);
+    break;
+  default:
+    copyRowsKernel<uint8_t><<<grid, kThreads, 0, stream>>>(
+        s, srcPitch, d, dstPitch, rowUnits, total);
+    break;
+  }
+  checkLaunch(kernel);
+}
+
+} // namespace detail
+
+namespace {
+
+/// Bytes per (outer index) block of `t` from `axis` on.
+struct AxisBlocks {
+  int64_t outer = 1;      // product of dims before axis
+  int64_t innerBytes = 0; // bytes of one index along axis
+};
+AxisBlocks axisBlocks(const TensorView &t, int64_t axis) {
+  const AxisExtents e = axisExtents(t.shape, axis);
+  return {e.outer, e.inner * static_cast<int64_t>(dtypeSize(t.dtype))};
+}
+
+void requireSameExceptAxis(const char *kernel, const TensorView &part,
+                           const TensorView &whole, int64_t axis) {
+  requireDType(part, whole.dtype, kernel, "operand");
+  bool ok = part.rank() == whole.rank();
+  for (int64_t d = 0; ok && d < whole.rank(); ++d)
+    ok = d == axis || part.shape[d] == whole.shape[d];
+  if (!ok)
+    fail(kernel, "operand shape " + shapeToString(part.shape) +
+                     " is incompatible with " + shapeToString(whole.shape) +
+                     " along axis " + std::to_string(axis));
+}
+
+/// Concat (toWhole) or split (!toWhole): one row copy per part.
+void concatOrSplit(const char *kernel, const std::vector<TensorView> &parts,
+                   const TensorView &whole, int64_t axis, bool toWhole) {
+  require(axis >= 0 && axis < whole.rank(), kernel, "axis out of range");
+  int64_t total = 0;
+  for (const TensorView &p : parts) {
+    requireSameExceptAxis(kernel, p, whole, axis);
+    total += p.shape[axis];
+  }
+  if (total != whole.shape[axis])
+    fail(kernel, "sizes along axis add up to " + std::to_string(total) +
+                     ", expected " + std::to_string(whole.shape[axis]));
+  context(kernel);
+  const AxisBlocks wb = axisBlocks(whole, axis);
+  const int64_t wholeRow = wb.innerBytes * whole.shape[axis];
+  char *base = static_cast<char *>(whole.data);
+  int64_t column = 0;
+  for (const TensorView &p : parts) {
+    const int64_t partRow = wb.innerBytes * p.shape[axis];
+    if (toWhole)
+      copyRows(kernel, p.data, partRow, base + column, wholeRow, partRow,
+               wb.outer);
+    else
+      copyRows(kernel, base + column, wholeRow, p.data, partRow, partRow,
+               wb.outer);
+    column += partRow;
+  }
+}
+
+} // namespace
+
+void transpose(const TensorView &x, const TensorView &y,
+               const std::vector<int64_t> &perm) {
+  const char *kernel = "transpose";
+  requireDType(y, x.dtype, kernel, "output");
+  require(static_cast<int64_t>(perm.size()) == x.rank() && y.rank() == x.rank(),
+          kernel, "perm, input and output ranks differ");
+  const Strides xs = contiguousStrides(x.shape);
+  Strides strides(perm.size());
+  std::vector<bool> seen(perm.size(), false);
+  for (size_t i = 0; i < perm.size(); ++i) {
+    require(perm[i] >= 0 && perm[i] < x.rank() && !seen[perm[i]], kernel,
+            "perm is not a permutation");
+    seen[perm[i]] = true;
+    if (y.shape[i] != x.shape[perm[i]])
+      fail(kernel, "output shape " + shapeToString(y.shape) +
+                       " does not match the permuted input " +
+                       shapeToString(x.shape));
+    strides[i] = xs[perm[i]];
+  }
+  stridedCopy(kernel, x, 0, strides, y);
+}
+
+void concat(const std::vector<TensorView> &inputs, const TensorView &y,
+            int64_t axis) {
+  concatOrSplit("concat", inputs, y, axis, true);
+}
+
+void split(const TensorView &x, const std::vector<TensorView> &outputs,
+           int64_t axis) {
+  concatOrSplit("split", outputs, x, axis, false);
+}
+
+void slice(const TensorView &x, const TensorView &y,
+           const std::vector<int64_t> &starts,
+           const std::vector<int64_t> &steps) {
+  const char *kernel = "slice";
+  requireDType(y, x.dtype, kernel, "output");
+  int64_t base = 0;
+  const Strides strides = sliceStrides(
+      kernel, x.shape, y.shape, starts, steps, "reads",
+      "starts, steps, input and output need one entry per dim", base);
+  if (y.numel() == 0)
+    return;
+  stridedCopy(kernel, x, base, strides, y);
+}
+
+void gather(const TensorView &x, const TensorView &indices, const TensorView &y,
+            int64_t axis) {
+  const char *kernel = "gather";
+  requireDType(y, x.dtype, kernel, "output");
+  require(axis >= 0 && axis < x.rank(), kernel, "axis out of range");
+  require(y.rank() == x.rank() - 1 + indices.rank(), kernel,
+          "output rank must be rank(x) - 1 + rank(indices)");
+  const AxisExtents e = axisExtents(x.shape, axis);
+  const int64_t count = indices.numel();
+  requireNumel(y, e.outer * count * e.inner, kernel, "output");
+  Context &ctx = context(kernel);
+  dispatchIndex(indices.dtype, kernel, [&](auto indexTag) {
+    using I = typename decltype(indexTag)::type;
+    const int64_t rowBytes = e.inner * static_cast<int64_t>(dtypeSize(x.dtype));
+    const int64_t total = e.outer * count * e.inner;
+    if (total == 0)
+      return;
+    const size_t unit = copyUnit(static_cast<uintptr_t>(rowBytes) |
+                                 reinterpret_cast<uintptr_t>(x.data) |
+                                 reinterpret_cast<uintptr_t>(y.data));
+    const int64_t unitsPerRow = rowBytes / static_cast<int64_t>(unit);
+    const int64_t units = e.outer * count * unitsPerRow;
+    auto launch = [&](auto unitTag) {
+      using U = typename decltype(unitTag)::type;
+      gatherRowsKernel<U, I><<<gridFor(units), kThreads, 0, ctx.stream>>>(
+          static_cast<const U *>(x.data), indices.as<const I>(),
+          static_cast<U *>(y.data), units, count, unitsPerRow, e.size,
+          ctx.status);
+      checkLaunch(kernel);
+    };
+    switch (unit) {
+    case 16: launch(Tag<uint4>{}); break;
+    case 8: launch(Tag<uint64_t>{}); break;
+    case 4: launch(Tag<uint32_t>{}); break;
+    case 2: launch(Tag<uint16_t>{}); break;
+    default: launch(Tag<uint8_t>{}); break;
+    }
+  });
+}
+
+void expand(const TensorView &x, const TensorView &y) {
+  requireDType(y, x.dtype, "expand", "output");
+  stridedCopy("expand", x, 0, broadcastStrides(x.shape, y.shape, "expand"), y);
+}
+
+} // namespace remat::rt::cuda

@@ -1,0 +1,99 @@
+//===- DataMovementGrad.cu - Gather and slice backward --------------------===//
+//
+// The CUDA versions of runtime/cpu/DataMovementGrad.cpp. Gather backward
+// scatter-adds dy into the zeroed dx with atomicAdd in the tensor's type
+// (repeated indices, e.g. an embedding's tokens, accumulate in a
+// nondeterministic order; the CPU sums in double). Slice backward zeroes dx
+// and scatters dy to the sliced positions, which are distinct.
+//
+//===----------------------------------------------------------------------===//
+
+#include "remat/runtime/cuda/CudaKernels.h"
+
+#include "Common.cuh"
+#include "DataMovement.cuh"
+#include "Indexing.cuh"
+
+namespace remat::rt::cuda {
+using namespace detail;
+
+namespace {
+
+template <typename T, typename I>
+__global__ void gatherBackwardKernel(const T *dy, const I *indices, T *dx,
+                                     int64_t total, int64_t count,
+                                     int64_t inner, int64_t axisSize,
+                                     DeviceStatus *status) {
+  REMAT_GRID_STRIDE_LOOP(e, total) {
+    const int64_t k = e % inner;
+    const int64_t t = e / inner; // outer * count + p
+    const int64_t p = t % count, o = t / count;
+    const int64_t v = static_cast<int64_t>(indices[p]);
+    if (v < -axisSize || v >= axisSize) {
+      reportError(status, kGatherBackwardIndex, v);
+      continue;
+    }
+    const int64_t i = v < 0 ? v + axisSize : v;
+    atomicAdd(dx + (o * axisSize + i) * inner + k, dy[e]);
+  }
+}
+
+template <typename T>
+__global__ void scatterKernel(const T *dy, T *dx, int64_t n, Indexer<1> ix) {
+  REMAT_GRID_STRIDE_LOOP(i, n) { dx[ix.offset(i)] = dy[i]; }
+}
+
+} // namespace
+
+void gatherBackward(const TensorView &dy, const TensorView &indices,
+                    const TensorView &dx, int64_t axis) {
+  const char *kernel = "gatherBackward";
+  requireDType(dx, dy.dtype, kernel, "dx");
+  require(axis >= 0 && axis < dx.rank(), kernel, "axis out of range");
+  require(dy.rank() == dx.rank() - 1 + indices.rank(), kernel,
+          "dy rank must be rank(dx) - 1 + rank(indices)");
+  const AxisExtents e = axisExtents(dx.shape, axis);
+  const int64_t count = indices.numel();
+  requireNumel(dy, e.outer * count * e.inner, kernel, "dy");
+  Context &ctx = context(kernel);
+  dispatchFloat(dy.dtype, kernel, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    dispatchIndex(indices.dtype, kernel, [&](auto indexTag) {
+      using I = typename decltype(indexTag)::type;
+      zeroAsync(dx.data, dx.bytes(), kernel);
+      const int64_t total = dy.numel();
+      if (total == 0)
+        return;
+      gatherBackwardKernel<T, I><<<gridFor(total), kThreads, 0, ctx.stream>>>(
+          dy.as<const T>(), indices.as<const I>(), dx.as<T>(), total, count,
+          e.inner, e.size, ctx.status);
+      checkLaunch(kernel);
+    });
+  });
+}
+
+void sliceBackward(const TensorView &dy, const TensorView &dx,
+                   const std::vector<int64_t> &starts,
+                   const std::vector<int64_t> &steps) {
+  const char *kernel = "sliceBackward";
+  requireDType(dx, dy.dtype, kernel, "dx");
+  int64_t base = 0;
+  const Strides strides =
+      sliceStrides(kernel, dx.shape, dy.shape, starts, steps, "writes",
+                   "starts, steps, dy and dx need one entry per dim", base);
+  cudaStream_t stream = context(kernel).stream;
+  // Every dtype: all-zero bytes are 0 for every dtype.
+  zeroAsync(dx.data, dx.bytes(), kernel);
+  const int64_t n = dy.numel();
+  if (n == 0)
+    return;
+  const Indexer<1> ix = makeIndexer1(dy.shape, strides, kernel);
+  dispatchBySize(dx.dtype, kernel, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    scatterKernel<T><<<gridFor(n), kThreads, 0, stream>>>(
+        dy.as<const T>(), dx.as<T>() + base, n, ix);
+    checkLaunch(kernel);
+  });
+}
+
+} // namespace remat::rt::cuda

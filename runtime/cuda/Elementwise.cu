@@ -1,0 +1,375 @@
+//===- Elementwise.cu - Unary, binary, where, cast, copy, fill ------------===//
+//
+// The CUDA versions of runtime/cpu/Elementwise.cpp with the same per-element
+// formulas. To keep instantiations few, a kernel takes its op as a runtime
+// argument (the switch is uniform across a warp) and is instantiated per
+// element type only; cast is one kernel switching on both dtypes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "remat/runtime/cuda/CudaKernels.h"
+
+#include "Common.cuh"
+#include "Convert.cuh"
+#include "Indexing.cuh"
+
+#include <cstring>
+
+namespace remat::rt::cuda {
+using namespace detail;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Unary
+//===----------------------------------------------------------------------===//
+
+// Integer negation wraps on the minimum value (as the CPU's wrapNeg).
+template <typename T> __device__ T wrapNeg(T v) {
+  using U = std::make_unsigned_t<T>;
+  return static_cast<T>(U(0) - static_cast<U>(v));
+}
+
+template <typename T> __device__ T unaryOp(UnaryOp op, T v) {
+  if constexpr (std::is_integral_v<T>) {
+    switch (op) {
+    case UnaryOp::Neg: return wrapNeg(v);
+    case UnaryOp::Abs: return v < 0 ? wrapNeg(v) : v;
+    default: return v > 0 ? v : T(0); // Relu (checked on the host)
+    }
+  } else {
+    switch (op) {
+    case UnaryOp::Neg: return -v;
+    case UnaryOp::Abs: return dAbs(v);
+    case UnaryOp::Sqrt: return dSqrt(v);
+    case UnaryOp::Exp: return dExp(v);
+    case UnaryOp::Log: return dLog(v);
+    case UnaryOp::Reciprocal: return T(1) / v;
+    case UnaryOp::Erf: return dErf(v);
+    case UnaryOp::Tanh: return dTanh(v);
+    case UnaryOp::Sigmoid: {
+      // Split by sign so exp never overflows.
+      if (v >= 0)
+        return T(1) / (T(1) + dExp(-v));
+      const T e = dExp(v);
+      return e / (T(1) + e);
+    }
+    case UnaryOp::Relu: return v < 0 ? T(0) : v; // NaN propagates
+    case UnaryOp::GeluErf:
+      return v * T(0.5) * (T(1) + dErf(v * T(0.7071067811865476)));
+    case UnaryOp::GeluTanh: {
+      const T k = T(0.7978845608028654); // sqrt(2 / pi)
+      return v * T(0.5) * (T(1) + dTanh(k * (v + T(0.044715) * v * v * v)));
+    }
+    default: return v; // Not: rejected on the host
+    }
+  }
+}
+
+template <typename T>
+__global__ void unaryKernel(UnaryOp op, const T *x, T *y, int64_t n) {
+  REMAT_GRID_STRIDE_LOOP(i, n) { y[i] = unaryOp(op, x[i]); }
+}
+
+__global__ void notKernel(const uint8_t *x, uint8_t *y, int64_t n) {
+  REMAT_GRID_STRIDE_LOOP(i, n) { y[i] = x[i] == 0; }
+}
+
+//===----------------------------------------------------------------------===//
+// Binary
+//===----------------------------------------------------------------------===//
+
+template <typename T, typename F> __device__ T wrapping(T a, T b, F f) {
+  using U = std::make_unsigned_t<T>;
+  return static_cast<T>(f(static_cast<U>(a), static_cast<U>(b)));
+}
+
+/// Add, Sub, Mul, Div, Max, Min on one type (integers wrap; integer
+/// division truncates toward zero and reports division by zero).
+template <typename T> struct ArithmeticOp {
+  BinaryOp op;
+  DeviceStatus *status;
+  __device__ T operator()(T a, T b) const {
+    switch (op) {
+    case BinaryOp::Add:
+      if constexpr (std::is_integral_v<T>)
+        return wrapping(a, b, [](auto x, auto y) { return x + y; });
+      else
+        return a + b;
+    case BinaryOp::Sub:
+      if constexpr (std::is_integral_v<T>)
+        return wrapping(a, b, [](auto x, auto y) { return x - y; });
+      else
+        return a - b;
+    case BinaryOp::Mul:
+      if constexpr (std::is_integral_v<T>)
+        return wrapping(a, b, [](auto x, auto y) { return x * y; });
+      else
+        return a * b;
+    case BinaryOp::Div:
+      if constexpr (std::is_integral_v<T>) {
+        if (b == 0) {
+          reportError(status, kIntegerDivisionByZero, 0);
+          return 0;
+        }
+        if (b == -1) // min / -1 overflows
+          return wrapNeg(a);
+      }
+      return a / b;
+    case BinaryOp::Max:
+      if (dIsNan(a) || dIsNan(b))
+        return a + b;
+      return a < b ? b : a;
+    default: // Min
+      if (dIsNan(a) || dIsNan(b))
+        return a + b;
+      return b < a ? b : a;
+    }
+  }
+};
+
+/// Equal, Less, Greater (any arithmetic type or Bool bytes) and And, Or
+/// (Bool bytes): Bool results.
+template <typename T> struct ComparisonOp {
+  BinaryOp op;
+  __device__ uint8_t operator()(T a, T b) const {
+    switch (op) {
+    case BinaryOp::Equal: return a == b;
+    case BinaryOp::Less: return a < b;
+    case BinaryOp::Greater: return a > b;
+    case BinaryOp::And: return a != 0 && b != 0;
+    default: return a != 0 || b != 0; // Or
+    }
+  }
+};
+
+/// Float base, float or integer exponent.
+template <typename T, typename E> struct PowOp {
+  __device__ T operator()(T a, E b) const {
+    return static_cast<T>(dPow(a, static_cast<T>(b)));
+  }
+};
+
+template <typename A, typename B, typename R, typename Op>
+__global__ void binaryKernel(Op op, const A *a, const B *b, R *out, int64_t n,
+                             Indexer<2> ix) {
+  REMAT_GRID_STRIDE_LOOP(i, n) {
+    int64_t off[2];
+    ix.offsets(i, off);
+    out[i] = op(a[off[0]], b[off[1]]);
+  }
+}
+
+template <typename A, typename B, typename R, typename Op>
+void launchBinary(const TensorView &a, const TensorView &b,
+                  const TensorView &out, Op op) {
+  const char *kernel = "binary";
+  const int64_t n = out.numel();
+  if (n == 0)
+    return;
+  const Indexer<2> ix =
+      makeIndexer<2>(out.shape,
+                     {broadcastStrides(a.shape, out.shape, kernel),
+                      broadcastStrides(b.shape, out.shape, kernel)},
+                     kernel);
+  binaryKernel<<<gridFor(n), kThreads, 0, context(kernel).stream>>>(
+      op, a.as<const A>(), b.as<const B>(), out.as<R>(), n, ix);
+  checkLaunch(kernel);
+}
+
+//===----------------------------------------------------------------------===//
+// Where, cast, fill
+//===----------------------------------------------------------------------===//
+
+template <typename T>
+__global__ void whereKernel(const uint8_t *cond, const T *x, const T *y, T *out,
+                            int64_t n, Indexer<3> ix) {
+  REMAT_GRID_STRIDE_LOOP(i, n) {
+    int64_t off[3];
+    ix.offsets(i, off);
+    out[i] = cond[off[0]] ? x[off[1]] : y[off[2]];
+  }
+}
+
+__global__ void castKernel(const void *x, DType from, void *y, DType to,
+                           int64_t n) {
+  REMAT_GRID_STRIDE_LOOP(i, n) { storeWide(y, to, i, loadWide(x, from, i)); }
+}
+
+template <typename T> __global__ void fillKernel(T *y, T value, int64_t n) {
+  REMAT_GRID_STRIDE_LOOP(i, n) { y[i] = value; }
+}
+
+} // namespace
+
+void unary(UnaryOp op, const TensorView &x, const TensorView &y) {
+  const char *kernel = "unary";
+  requireDType(y, x.dtype, kernel, "output");
+  requireNumel(y, x.numel(), kernel, "output");
+  const int64_t n = x.numel();
+  cudaStream_t stream = context(kernel).stream;
+  if (op == UnaryOp::Not) {
+    requireDType(x, DType::Bool, kernel, "Not input");
+    if (n == 0)
+      return;
+    notKernel<<<gridFor(n), kThreads, 0, stream>>>(x.as<const uint8_t>(),
+                                                   y.as<uint8_t>(), n);
+    checkLaunch(kernel);
+    return;
+  }
+  const bool integerOk =
+      op == UnaryOp::Neg || op == UnaryOp::Abs || op == UnaryOp::Relu;
+  if ((x.dtype == DType::I64 || x.dtype == DType::I32) && !integerOk)
+    fail(kernel, "op is not defined on integer dtypes");
+  dispatchArith(x.dtype, kernel, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if (n == 0)
+      return;
+    unaryKernel<T><<<gridFor(n), kThreads, 0, stream>>>(op, x.as<const T>(),
+                                                        y.as<T>(), n);
+    checkLaunch(kernel);
+  });
+}
+
+void binary(BinaryOp op, const TensorView &a, const TensorView &b,
+            const TensorView &out) {
+  const char *kernel = "binary";
+  Context &ctx = context(kernel);
+  if (op != BinaryOp::Pow)
+    requireDType(b, a.dtype, kernel, "second operand");
+  switch (op) {
+  case BinaryOp::Add:
+  case BinaryOp::Sub:
+  case BinaryOp::Mul:
+  case BinaryOp::Div:
+  case BinaryOp::Max:
+  case BinaryOp::Min:
+    requireDType(out, a.dtype, kernel, "output");
+    dispatchArith(a.dtype, kernel, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      launchBinary<T, T, T>(a, b, out, ArithmeticOp<T>{op, ctx.status});
+    });
+    return;
+  case BinaryOp::Pow:
+    requireDType(out, a.dtype, kernel, "output");
+    dispatchFloat(a.dtype, "binary(Pow)", [&](auto baseTag) {
+      using T = typename decltype(baseTag)::type;
+      dispatchArith(b.dtype, "binary(Pow) exponent", [&](auto expTag) {
+        using E = typename decltype(expTag)::type;
+        launchBinary<T, E, T>(a, b, out, PowOp<T, E>{});
+      });
+    });
+    return;
+  case BinaryOp::Equal:
+  case BinaryOp::Less:
+  case BinaryOp::Greater:
+    requireDType(out, DType::Bool, kernel, "output");
+    if (a.dtype == DType::Bool) {
+      launchBinary<uint8_t, uint8_t, uint8_t>(a, b, out,
+                                              ComparisonOp<uint8_t>{op});
+      return;
+    }
+    dispatchArith(a.dtype, kernel, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      launchBinary<T, T, uint8_t>(a, b, out, ComparisonOp<T>{op});
+    });
+    return;
+  case BinaryOp::And:
+  case BinaryOp::Or:
+    requireDType(a, DType::Bool, kernel, "logical operand");
+    requireDType(out, DType::Bool, kernel, "output");
+    launchBinary<uint8_t, uint8_t, uint8_t>(a, b, out,
+                                            ComparisonOp<uint8_t>{op});
+    return;
+  }
+  fail(kernel, "unknown op");
+}
+
+void where(const TensorView &cond, const TensorView &x, const TensorView &y,
+           const TensorView &out) {
+  const char *kernel = "where";
+  requireDType(cond, DType::Bool, kernel, "condition");
+  requireDType(x, out.dtype, kernel, "x");
+  requireDType(y, out.dtype, kernel, "y");
+  const int64_t n = out.numel();
+  const Indexer<3> ix =
+      makeIndexer<3>(out.shape,
+                     {broadcastStrides(cond.shape, out.shape, kernel),
+                      broadcastStrides(x.shape, out.shape, kernel),
+                      broadcastStrides(y.shape, out.shape, kernel)},
+                     kernel);
+  cudaStream_t stream = context(kernel).stream;
+  dispatchBySize(out.dtype, kernel, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if (n == 0)
+      return;
+    whereKernel<T><<<gridFor(n), kThreads, 0, stream>>>(
+        cond.as<const uint8_t>(), x.as<const T>(), y.as<const T>(), out.as<T>(),
+        n, ix);
+    checkLaunch(kernel);
+  });
+}
+
+void cast(const TensorView &x, const TensorView &y) {
+  const char *kernel = "cast";
+  requireNumel(y, x.numel(), kernel, "output");
+  if (x.dtype == y.dtype)
+    return cuda::copy(x, y);
+  const int64_t n = x.numel();
+  cudaStream_t stream = context(kernel).stream;
+  if (n == 0)
+    return;
+  castKernel<<<gridFor(n), kThreads, 0, stream>>>(x.data, x.dtype, y.data,
+                                                  y.dtype, n);
+  checkLaunch(kernel);
+}
+
+void copy(const TensorView &x, const TensorView &y) {
+  const char *kernel = "copy";
+  requireDType(y, x.dtype, kernel, "output");
+  requireNumel(y, x.numel(), kernel, "output");
+  cudaStream_t stream = context(kernel).stream;
+  if (x.data != y.data && x.bytes() != 0)
+    checkCuda(cudaMemcpyAsync(y.data, x.data, x.bytes(),
+                              cudaMemcpyDeviceToDevice, stream),
+              kernel, "cudaMemcpyAsync");
+}
+
+void fill(const TensorView &y, double value) {
+  const char *kernel = "fill";
+  cudaStream_t stream = context(kernel).stream;
+  // The element's bytes, converted on the host with the CPU's rules:
+  // integers through int64 (saturating), the rest as cast narrows a double.
+  uint64_t bits = 0;
+  const size_t size = dtypeSize(y.dtype);
+  switch (y.dtype) {
+  case DType::I64:
+  case DType::I32:
+  case DType::I8:
+  case DType::U8: {
+    const Wide wide{false, 0,
+                    saturatingTruncate<int64_t>(
+                        value, static_cast<int64_t>(-0x7fffffffffffffffll - 1),
+                        static_cast<int64_t>(0x7fffffffffffffffll))};
+    storeWide(&bits, y.dtype, 0, wide);
+    break;
+  }
+  default: storeWide(&bits, y.dtype, 0, Wide{true, value, 0}); break;
+  }
+  const int64_t n = y.numel();
+  if (n == 0)
+    return;
+  if (bits == 0) {
+    zeroAsync(y.data, y.bytes(), kernel);
+    return;
+  }
+  dispatchBySize(y.dtype, kernel, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T element;
+    std::memcpy(&element, &bits, size);
+    fillKernel<T><<<gridFor(n), kThreads, 0, stream>>>(y.as<T>(), element, n);
+    checkLaunch(kernel);
+  });
+}
+
+} // namespace remat::rt::cuda

@@ -1,0 +1,213 @@
+//===- LossGrad.cu - SoftmaxCrossEntropyLoss and NLL backward -------------===//
+//
+// The CUDA versions of runtime/cpu/LossGrad.cpp. Target t's coefficient is
+// w[label_t] * r_t with r_t the reduction's factor (dloss[t] for None, dloss
+// for Sum, dloss / sum(w) for Mean). For Mean, one block first sums the
+// weights into workspace scratch; then every element of the input gradient
+// gets its value from its target's coefficient.
+//
+//===----------------------------------------------------------------------===//
+
+#include "remat/runtime/cuda/CudaKernels.h"
+
+#include "Common.cuh"
+#include "Reduction.cuh"
+
+namespace remat::rt::cuda {
+using namespace detail;
+
+namespace {
+
+struct LossShape {
+  int64_t N, C, D;
+};
+
+struct LossArgs {
+  LossShape s;
+  LossReduction reduction;
+  int64_t ignoreIndex;
+  bool hasIgnoreIndex;
+  const double *weightSum; // Mean only
+  DeviceStatus *status;
+};
+
+/// Target t's label (-1 when ignored or out of range) and coefficient.
+template <typename T, typename I>
+__device__ int64_t targetCoefficient(const T *dloss, const I *labels,
+                                     const T *weights, const LossArgs &a,
+                                     int64_t t, double &coefficient) {
+  coefficient = 0;
+  const int64_t label = static_cast<int64_t>(labels[t]);
+  if (a.hasIgnoreIndex && label == a.ignoreIndex)
+    return -1;
+  if (label < 0 || label >= a.s.C) {
+    reportError(a.status, kLossBackwardLabel, label);
+    return -1;
+  }
+  const double w = weights ? static_cast<double>(weights[label]) : 1.0;
+  switch (a.reduction) {
+  case LossReduction::None:
+    coefficient = w * static_cast<double>(dloss[t]);
+    break;
+  case LossReduction::Sum:
+    coefficient = w * static_cast<double>(dloss[0]);
+    break;
+  case LossReduction::Mean:
+    coefficient = w * (static_cast<double>(dloss[0]) / *a.weightSum);
+    break;
+  }
+  return label;
+}
+
+/// The Mean denominator: the weights of the non-ignored targets.
+template <typename T, typename I>
+__global__ void __launch_bounds__(kThreads)
+    weightSumKernel(const I *labels, const T *weights, LossArgs a,
+                    double *weightSum) {
+  __shared__ double buf[kThreads];
+  double sum = 0;
+  for (int64_t t = threadIdx.x; t < a.s.N * a.s.D; t += blockDim.x) {
+    const int64_t label = static_cast<int64_t>(labels[t]);
+    if ((a.hasIgnoreIndex && label == a.ignoreIndex) || label < 0 ||
+        label >= a.s.C)
+      continue;
+    sum += weights ? static_cast<double>(weights[label]) : 1.0;
+  }
+  sum = groupReduce(sum, buf, threadIdx.x, kThreads, SumOp{});
+  if (threadIdx.x == 0)
+    *weightSum = sum;
+}
+
+/// dscores[n, c, d] = (exp(logProb) - [c == label]) * coefficient.
+template <typename T, typename I>
+__global__ void
+softmaxCrossEntropyBackwardKernel(const T *dloss, const T *logProb,
+                                  const I *labels, const T *weights, T *dscores,
+                                  LossArgs a) {
+  const int64_t CD = a.s.C * a.s.D;
+  REMAT_GRID_STRIDE_LOOP(at, a.s.N * CD) {
+    const int64_t n = at / CD, c = (at / a.s.D) % a.s.C, d = at % a.s.D;
+    double coefficient;
+    const int64_t label = targetCoefficient(dloss, labels, weights, a,
+                                            n * a.s.D + d, coefficient);
+    if (label < 0) {
+      dscores[at] = T(0);
+      continue;
+    }
+    const double p = ::exp(static_cast<double>(logProb[at]));
+    dscores[at] = static_cast<T>((p - (c == label ? 1.0 : 0.0)) * coefficient);
+  }
+}
+
+/// dinput (zeroed first) [n, label, d] = -coefficient.
+template <typename T, typename I>
+__global__ void nllBackwardKernel(const T *dloss, const I *labels,
+                                  const T *weights, T *dinput, LossArgs a) {
+  REMAT_GRID_STRIDE_LOOP(t, a.s.N * a.s.D) {
+    double coefficient;
+    const int64_t label =
+        targetCoefficient(dloss, labels, weights, a, t, coefficient);
+    if (label >= 0)
+      dinput[((t / a.s.D) * a.s.C + label) * a.s.D + t % a.s.D] =
+          static_cast<T>(-coefficient);
+  }
+}
+
+/// Checks the operands ([N, C, d...] input and gradient, [N, d...] labels,
+/// dloss per reduction), computes the Mean denominator and runs
+/// launch(T tag, I tag, args).
+template <typename Launch>
+void lossBackwardCommon(const char *kernel, const TensorView &dloss,
+                        const TensorView &input, const TensorView &labels,
+                        const TensorView &weights, const TensorView &dinput,
+                        LossReduction reduction, int64_t ignoreIndex,
+                        bool hasIgnoreIndex, Launch &&launch) {
+  require(input.rank() >= 2, kernel, "input must be [N, C, d...]");
+  requireDType(dinput, input.dtype, kernel, "input gradient");
+  requireShape(dinput, input.shape, kernel, "input gradient");
+  LossShape s;
+  s.N = input.shape[0];
+  s.C = input.shape[1];
+  s.D = s.N * s.C == 0 ? 0 : input.numel() / (s.N * s.C);
+  require(labels.rank() == input.rank() - 1, kernel,
+          "labels must be [N, d...]");
+  requireNumel(labels, s.N * s.D, kernel, "labels");
+  requireDType(dloss, input.dtype, kernel, "dloss");
+  requireNumel(dloss, reduction == LossReduction::None ? s.N * s.D : 1, kernel,
+               "dloss");
+  if (!weights.empty()) {
+    requireDType(weights, input.dtype, kernel, "weights");
+    requireNumel(weights, s.C, kernel, "weights");
+  }
+  Context &ctx = context(kernel);
+  dispatchFloat(input.dtype, kernel, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    dispatchIndex(labels.dtype, kernel, [&](auto indexTag) {
+      using I = typename decltype(indexTag)::type;
+      LossArgs args{s,       reduction, ignoreIndex, hasIgnoreIndex,
+                    nullptr, ctx.status};
+      const T *w = weights.empty() ? nullptr : weights.as<const T>();
+      if (reduction == LossReduction::Mean && s.N * s.D > 0) {
+        Scratch scratch(kernel);
+        double *weightSum = scratch.take<double>(1);
+        weightSumKernel<T, I><<<1, kThreads, 0, ctx.stream>>>(
+            labels.as<const I>(), w, args, weightSum);
+        checkLaunch(kernel);
+        args.weightSum = weightSum;
+      }
+      launch(tag, indexTag, args, w, ctx.stream);
+    });
+  });
+}
+
+} // namespace
+
+void softmaxCrossEntropyLossBackward(const TensorView &dloss,
+                                     const TensorView &logProb,
+                                     const TensorView &labels,
+                                     const TensorView &weights,
+                                     const TensorView &dscores,
+                                     LossReduction reduction,
+                                     int64_t ignoreIndex, bool hasIgnoreIndex) {
+  const char *kernel = "softmaxCrossEntropyLossBackward";
+  lossBackwardCommon(kernel, dloss, logProb, labels, weights, dscores,
+                     reduction, ignoreIndex, hasIgnoreIndex,
+                     [&](auto tag, auto indexTag, const LossArgs &args, auto *w,
+                         cudaStream_t stream) {
+                       using T = typename decltype(tag)::type;
+                       using I = typename decltype(indexTag)::type;
+                       const int64_t total = dscores.numel();
+                       if (total == 0)
+                         return;
+                       softmaxCrossEntropyBackwardKernel<T, I>
+                           <<<gridFor(total), kThreads, 0, stream>>>(
+                               dloss.as<const T>(), logProb.as<const T>(),
+                               labels.as<const I>(), w, dscores.as<T>(), args);
+                       checkLaunch(kernel);
+                     });
+}
+
+void nllLossBackward(const TensorView &dloss, const TensorView &target,
+                     const TensorView &weights, const TensorView &dinput,
+                     LossReduction reduction, int64_t ignoreIndex,
+                     bool hasIgnoreIndex) {
+  const char *kernel = "nllLossBackward";
+  // The input itself is not needed: dinput has its shape.
+  lossBackwardCommon(
+      kernel, dloss, dinput, target, weights, dinput, reduction, ignoreIndex,
+      hasIgnoreIndex,
+      [&](auto tag, auto indexTag, const LossArgs &args, auto *w,
+          cudaStream_t stream) {
+        using T = typename decltype(tag)::type;
+        using I = typename decltype(indexTag)::type;
+        zeroAsync(dinput.data, dinput.bytes(), kernel);
+        const int64_t targets = args.s.N * args.s.D;
+        if (targets == 0)
+          return;
+        nllBackwardKernel<T, I><<<gridFor(targets), kThreads, 0, stream>>>(
+            dloss.as<const T>(), target.as<const I>(), w, dinput.as<T>(), args);
+        checkLaunch(kernel);
+      });
+}
+
+} // namespace remat::rt::cuda

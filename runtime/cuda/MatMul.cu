@@ -1,0 +1,171 @@
+//===- MatMul.cu - Batched matrix multiplication on cuBLAS ----------------===//
+//
+// As runtime/cpu/MatMul.cpp: a shared b with a full-batch, non-transposed a
+// (the linear layer) is one tall GEMM; otherwise the output's batch dims are
+// walked in runs of constant operand stride, each run one strided-batched
+// GEMM (stride 0 for a broadcast operand), so the host issues a single call
+// unless the broadcast pattern cannot be expressed with one stride.
+//
+//===----------------------------------------------------------------------===//
+
+#include "remat/runtime/cuda/CudaKernels.h"
+
+#include "Blas.cuh"
+#include "Common.cuh"
+#include "Indexing.cuh"
+
+#include <limits>
+
+namespace remat::rt::cuda {
+using namespace detail;
+
+namespace detail {
+
+namespace {
+
+int toInt(int64_t v, const char *kernel, const char *what) {
+  if (v > std::numeric_limits<int>::max())
+    fail(kernel, std::string(what) + " of " + std::to_string(v) +
+                     " exceeds cuBLAS's 32-bit range");
+  return static_cast<int>(v);
+}
+
+cublasStatus_t gemmCall(cublasHandle_t h, cublasOperation_t ta,
+                        cublasOperation_t tb, int m, int n, int k,
+                        const float *alpha, const float *A, int lda,
+                        long long sa, const float *B, int ldb, long long sb,
+                        const float *beta, float *C, int ldc, long long sc,
+                        int batch) {
+  return cublasSgemmStridedBatched(h, ta, tb, m, n, k, alpha, A, lda, sa, B,
+                                   ldb, sb, beta, C, ldc, sc, batch);
+}
+
+cublasStatus_t gemmCall(cublasHandle_t h, cublasOperation_t ta,
+                        cublasOperation_t tb, int m, int n, int k,
+                        const double *alpha, const double *A, int lda,
+                        long long sa, const double *B, int ldb, long long sb,
+                        const double *beta, double *C, int ldc, long long sc,
+                        int batch) {
+  return cublasDgemmStridedBatched(h, ta, tb, m, n, k, alpha, A, lda, sa, B,
+                                   ldb, sb, beta, C, ldc, sc, batch);
+}
+
+} // namespace
+
+template <typename T>
+void gemmStridedBatched(const char *kernel, bool transA, bool transB, int64_t M,
+                        int64_t N, int64_t K, const T *A, int64_t strideA,
+                        const T *B, int64_t strideB, T *C, int64_t strideC,
+                        int64_t batch, T beta) {
+  if (M == 0 || N == 0 || batch == 0)
+    return;
+  Context &ctx = context(kernel);
+  if (K == 0) { // cuBLAS rejects lda == 0; the product is empty
+    if (beta != T(0))
+      return;
+    if (strideC == M * N) {
+      zeroAsync(C, static_cast<size_t>(batch * M * N) * sizeof(T), kernel);
+    } else {
+      for (int64_t b = 0; b < batch; ++b)
+        zeroAsync(C + b * strideC, static_cast<size_t>(M * N) * sizeof(T),
+                  kernel);
+    }
+    return;
+  }
+  const int m = toInt(M, kernel, "M"), n = toInt(N, kernel, "N");
+  const int k = toInt(K, kernel, "K");
+  const int lda = transA ? m : k;
+  const int ldb = transB ? k : n;
+  const T alpha = T(1);
+  // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T.
+  constexpr int64_t kMaxBatch = std::numeric_limits<int>::max();
+  for (int64_t first = 0; first < batch; first += kMaxBatch) {
+    const int count = static_cast<int>(std::min(kMaxBatch, batch - first));
+    checkBlas(gemmCall(ctx.blas, transB ? CUBLAS_OP_T : CUBLAS_OP_N,
+                       transA ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k, &alpha,
+                       B + first * strideB, ldb, strideB, A + first * strideA,
+                       lda, strideA, &beta, C + first * strideC, n, strideC,
+                       count),
+              kernel);
+  }
+}
+
+template void gemmStridedBatched<float>(const char *, bool, bool, int64_t,
+                                        int64_t, int64_t, const float *,
+                                        int64_t, const float *, int64_t,
+                                        float *, int64_t, int64_t, float);
+template void gemmStridedBatched<double>(const char *, bool, bool, int64_t,
+                                         int64_t, int64_t, const double *,
+                                         int64_t, const double *, int64_t,
+                                         double *, int64_t, int64_t, double);
+
+} // namespace detail
+
+namespace {
+
+Shape batchDims(const Shape &shape) {
+  return Shape(shape.begin(), shape.end() - 2);
+}
+
+template <typename T>
+void matmulImpl(const TensorView &a, const TensorView &b, const TensorView &out,
+                bool transA, bool transB) {
+  const char *kernel = "matmul";
+  const int64_t ra = a.rank(), rb = b.rank(), ro = out.rank();
+  const int64_t M = transA ? a.shape[ra - 1] : a.shape[ra - 2];
+  const int64_t K = transA ? a.shape[ra - 2] : a.shape[ra - 1];
+  const int64_t KB = transB ? b.shape[rb - 1] : b.shape[rb - 2];
+  const int64_t N = transB ? b.shape[rb - 2] : b.shape[rb - 1];
+  if (K != KB)
+    fail(kernel, "contraction dims differ: " + shapeToString(a.shape) + " x " +
+                     shapeToString(b.shape));
+  if (out.shape[ro - 2] != M || out.shape[ro - 1] != N)
+    fail(kernel, "output shape " + shapeToString(out.shape) +
+                     " does not match " + std::to_string(M) + "x" +
+                     std::to_string(N));
+
+  const Shape outBatch = batchDims(out.shape);
+  const T *pa = a.as<const T>();
+  const T *pb = b.as<const T>();
+  T *po = out.as<T>();
+
+  // The linear-layer case [B, S, K] x [K, N]: one tall GEMM.
+  if (!transA && numElements(batchDims(b.shape)) == 1 &&
+      batchDims(a.shape) == outBatch) {
+    gemmStridedBatched<T>(kernel, false, transB, numElements(outBatch) * M, N,
+                          K, pa, 0, pb, 0, po, 0, 1, T(0));
+    return;
+  }
+
+  // Strides in whole matrices; each run is one strided-batched call.
+  std::array<Strides, 3> strides = {
+      broadcastStrides(batchDims(a.shape), outBatch, kernel),
+      broadcastStrides(batchDims(b.shape), outBatch, kernel),
+      contiguousStrides(outBatch)};
+  const int64_t sizeA = M * K, sizeB = K * N, sizeO = M * N;
+  forEachRun<3>(outBatch, strides,
+                [&](const std::array<int64_t, 3> &off,
+                    const std::array<int64_t, 3> &st, int64_t count) {
+                  gemmStridedBatched<T>(
+                      kernel, transA, transB, M, N, K, pa + off[0] * sizeA,
+                      st[0] * sizeA, pb + off[1] * sizeB, st[1] * sizeB,
+                      po + off[2] * sizeO, st[2] * sizeO, count, T(0));
+                });
+}
+
+} // namespace
+
+void matmul(const TensorView &a, const TensorView &b, const TensorView &out,
+            bool transA, bool transB) {
+  const char *kernel = "matmul";
+  require(a.rank() >= 2 && b.rank() >= 2 && out.rank() >= 2, kernel,
+          "operands must have rank >= 2");
+  requireDType(b, a.dtype, kernel, "b");
+  requireDType(out, a.dtype, kernel, "output");
+  context(kernel);
+  dispatchFloat(a.dtype, kernel, [&](auto tag) {
+    matmulImpl<typename decltype(tag)::type>(a, b, out, transA, transB);
+  });
+}
+
+} // namespace remat::rt::cuda

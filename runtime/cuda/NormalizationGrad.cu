@@ -1,0 +1,234 @@
+//===- NormalizationGrad.cu - LayerNorm and BatchNorm backward ------------===//
+//
+// The CUDA versions of runtime/cpu/NormalizationGrad.cpp. With
+// xhat = (x - mean) * invStd and g = dy * scale over the m elements sharing
+// a mean, dx = invStd * (g - mean(g) - xhat * mean(g * xhat)); dscale and
+// dbias sum dy * xhat and dy over everything else. LayerNorm: a group of
+// lanes per row for dx, then column reductions over the rows (Reduction.cuh)
+// for dscale / dbias. BatchNorm: a block per channel does both. All sums in
+// double.
+//
+//===----------------------------------------------------------------------===//
+
+#include "remat/runtime/cuda/CudaKernels.h"
+
+#include "Common.cuh"
+#include "Indexing.cuh"
+#include "Reduction.cuh"
+
+namespace remat::rt::cuda {
+using namespace detail;
+
+namespace {
+
+template <typename T>
+__global__ void __launch_bounds__(kThreads)
+    layerNormBackwardKernel(const T *x, const T *scale, Indexer<1> scaleIx,
+                            FloatRef mean, FloatRef invStdDev, const T *dy,
+                            T *dx, int64_t rows, int64_t n, int log2G) {
+  __shared__ double buf[kThreads];
+  const int G = 1 << log2G;
+  const int lane = threadIdx.x & (G - 1);
+  const int groupsPerBlock = kThreads >> log2G;
+  const double invN = 1.0 / static_cast<double>(n);
+  for (int64_t first = static_cast<int64_t>(blockIdx.x) * groupsPerBlock;
+       first < rows;
+       first += static_cast<int64_t>(gridDim.x) * groupsPerBlock) {
+    const int64_t r = first + (threadIdx.x >> log2G);
+    const bool active = r < rows;
+    const int64_t base = active ? r * n : 0;
+    const double mu = active ? mean.load(r) : 0;
+    const double inv = active ? invStdDev.load(r) : 0;
+    double sumG = 0, sumGX = 0;
+    if (active)
+      for (int64_t i = lane; i < n; i += G) {
+        const double xhat = (static_cast<double>(x[base + i]) - mu) * inv;
+        const double gi = static_cast<double>(dy[base + i]) *
+                          static_cast<double>(scale[scaleIx.offset(i)]);
+        sumG += gi;
+        sumGX += gi * xhat;
+      }
+    const double meanG = groupReduce(sumG, buf, lane, G, SumOp{}) * invN;
+    const double meanGX = groupReduce(sumGX, buf, lane, G, SumOp{}) * invN;
+    if (!active)
+      continue;
+    for (int64_t i = lane; i < n; i += G) {
+      const double xhat = (static_cast<double>(x[base + i]) - mu) * inv;
+      dx[base + i] = static_cast<T>(
+          inv * (static_cast<double>(dy[base + i]) *
+                     static_cast<double>(scale[scaleIx.offset(i)]) -
+                 meanG - xhat * meanGX));
+    }
+  }
+}
+
+/// dscale[i] (withXhat) or dbias[i] term for row r of the [rows, n] data.
+template <typename T> struct LayerNormParamGradLoad {
+  const T *x, *dy;
+  FloatRef mean, invStdDev;
+  int64_t n;
+  bool withXhat;
+  __device__ int64_t base(int64_t i) const { return i; }
+  __device__ double at(int64_t i, int64_t r) const {
+    const double d = static_cast<double>(dy[r * n + i]);
+    if (!withXhat)
+      return d;
+    const double xhat =
+        (static_cast<double>(x[r * n + i]) - mean.load(r)) * invStdDev.load(r);
+    return d * xhat;
+  }
+};
+
+struct FloatStore {
+  FloatRef out;
+  __device__ void operator()(int64_t i, double v) const { out.store(i, v); }
+};
+
+struct BatchNormBackwardArgs {
+  FloatRef scale, savedMean, savedInvStd, dscale, dbias;
+};
+
+/// One block per channel: the two channel sums, then dx.
+template <typename T>
+__global__ void __launch_bounds__(kThreads)
+    batchNormBackwardKernel(const T *x, const T *dy, T *dx, int64_t batch,
+                            int64_t channels, int64_t spatial,
+                            BatchNormBackwardArgs args) {
+  __shared__ double buf[kThreads];
+  const int64_t count = batch * spatial;
+  const double countD = static_cast<double>(count);
+  for (int64_t c = blockIdx.x; c < channels; c += gridDim.x) {
+    const double mu = args.savedMean.load(c);
+    const double inv = args.savedInvStd.load(c);
+    double s = 0, sx = 0;
+    for (int64_t e = threadIdx.x; e < count; e += blockDim.x) {
+      const int64_t at = ((e / spatial) * channels + c) * spatial + e % spatial;
+      const double d = static_cast<double>(dy[at]);
+      s += d;
+      sx += d * (static_cast<double>(x[at]) - mu) * inv;
+    }
+    s = groupReduce(s, buf, threadIdx.x, kThreads, SumOp{});
+    sx = groupReduce(sx, buf, threadIdx.x, kThreads, SumOp{});
+    if (threadIdx.x == 0) {
+      if (args.dscale.data)
+        args.dscale.store(c, sx);
+      if (args.dbias.data)
+        args.dbias.store(c, s);
+    }
+    if (!dx)
+      continue;
+    const double a = args.scale.load(c) * inv;
+    const double meanDy = s / countD, meanDyX = sx / countD;
+    for (int64_t e = threadIdx.x; e < count; e += blockDim.x) {
+      const int64_t at = ((e / spatial) * channels + c) * spatial + e % spatial;
+      const double xhat = (static_cast<double>(x[at]) - mu) * inv;
+      dx[at] = static_cast<T>(
+          a * (static_cast<double>(dy[at]) - meanDy - xhat * meanDyX));
+    }
+  }
+}
+
+void checkSameAsX(const char *kernel, const TensorView &x, const TensorView &t,
+                  const char *what) {
+  requireDType(t, x.dtype, kernel, what);
+  requireShape(t, x.shape, kernel, what);
+}
+
+} // namespace
+
+void layerNormBackward(const TensorView &x, const TensorView &scale,
+                       const TensorView &mean, const TensorView &invStdDev,
+                       const TensorView &dy, const TensorView &dx,
+                       const TensorView &dscale, const TensorView &dbias,
+                       int64_t axis) {
+  const char *kernel = "layerNormBackward";
+  require(axis >= 0 && axis < x.rank(), kernel, "axis out of range");
+  checkSameAsX(kernel, x, dy, "dy");
+  if (!dx.empty())
+    checkSameAsX(kernel, x, dx, "dx");
+  requireDType(scale, x.dtype, kernel, "scale");
+  const Shape normShape(x.shape.begin() + axis, x.shape.end());
+  const int64_t n = numElements(normShape);
+  const int64_t rows = n == 0 ? 0 : x.numel() / n;
+  requireNumel(mean, rows, kernel, "mean");
+  requireNumel(invStdDev, rows, kernel, "invStdDev");
+  if (!dscale.empty())
+    requireNumel(dscale, n, kernel, "dscale");
+  if (!dbias.empty())
+    requireNumel(dbias, n, kernel, "dbias");
+  const FloatRef meanRef = floatRef(mean, kernel, "mean");
+  const FloatRef invRef = floatRef(invStdDev, kernel, "invStdDev");
+  const FloatRef dscaleRef = floatRef(dscale, kernel, "dscale");
+  const FloatRef dbiasRef = floatRef(dbias, kernel, "dbias");
+  // A broadcast scale is read at the normalised shape (the CPU expands it).
+  const Indexer<1> scaleIx = makeIndexer1(
+      normShape,
+      scale.numel() == n ? contiguousStrides(normShape)
+                         : broadcastStrides(scale.shape, normShape, kernel),
+      kernel);
+  cudaStream_t stream = context(kernel).stream;
+  dispatchFloat(x.dtype, kernel, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if (n == 0)
+      return;
+    // Parameter gradients first (column sums over the rows): dx may
+    // overwrite dy in place.
+    for (int withXhat = 0; withXhat < 2; ++withXhat) {
+      const FloatRef out = withXhat ? dscaleRef : dbiasRef;
+      if (!out.data)
+        continue;
+      const LayerNormParamGradLoad<T> load{
+          x.as<const T>(), dy.as<const T>(), meanRef, invRef, n, withXhat != 0};
+      launchReduction<double>(kernel, load, SumOp{}, 0.0, FloatStore{out}, n,
+                              rows, false);
+    }
+    if (!dx.empty() && rows > 0) {
+      const int log2G = log2Lanes(n, kThreads);
+      layerNormBackwardKernel<T>
+          <<<gridFor(rows, kThreads >> log2G), kThreads, 0, stream>>>(
+              x.as<const T>(), scale.as<const T>(), scaleIx, meanRef, invRef,
+              dy.as<const T>(), dx.as<T>(), rows, n, log2G);
+      checkLaunch(kernel);
+    }
+  });
+}
+
+void batchNormTrainingBackward(const TensorView &x, const TensorView &scale,
+                               const TensorView &savedMean,
+                               const TensorView &savedInvStd,
+                               const TensorView &dy, const TensorView &dx,
+                               const TensorView &dscale,
+                               const TensorView &dbias) {
+  const char *kernel = "batchNormTrainingBackward";
+  require(x.rank() >= 2, kernel, "input must have rank >= 2 (N, C, ...)");
+  checkSameAsX(kernel, x, dy, "dy");
+  if (!dx.empty())
+    checkSameAsX(kernel, x, dx, "dx");
+  const int64_t N = x.shape[0], C = x.shape[1];
+  const int64_t spatial = C == 0 || N == 0 ? 0 : x.numel() / (N * C);
+  requireNumel(scale, C, kernel, "scale");
+  requireNumel(savedMean, C, kernel, "savedMean");
+  requireNumel(savedInvStd, C, kernel, "savedInvStd");
+  if (!dscale.empty())
+    requireNumel(dscale, C, kernel, "dscale");
+  if (!dbias.empty())
+    requireNumel(dbias, C, kernel, "dbias");
+  BatchNormBackwardArgs args{floatRef(scale, kernel, "scale"),
+                             floatRef(savedMean, kernel, "savedMean"),
+                             floatRef(savedInvStd, kernel, "savedInvStd"),
+                             floatRef(dscale, kernel, "dscale"),
+                             floatRef(dbias, kernel, "dbias")};
+  cudaStream_t stream = context(kernel).stream;
+  dispatchFloat(x.dtype, kernel, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if (C == 0)
+      return;
+    const unsigned blocks = static_cast<unsigned>(std::min<int64_t>(C, 65535));
+    batchNormBackwardKernel<T><<<blocks, kThreads, 0, stream>>>(
+        x.as<const T>(), dy.as<const T>(), dx.empty() ? nullptr : dx.as<T>(), N,
+        C, spatial, args);
+    checkLaunch(kernel);
+  });
+}
+
+} // namespace remat::rt::cuda

@@ -1,0 +1,113 @@
+//===- Reduce.cu - ReduceSum / ReduceMean / ReduceMax ---------------------===//
+//
+// The CUDA version of runtime/cpu/Reduce.cpp on the generic reducer of
+// Reduction.cuh: output o's elements are x at kept(o) + reduced(r), two
+// Indexers over x's strides. Sums accumulate in double (floats) or int64
+// (integers), as on the CPU.
+//
+//===----------------------------------------------------------------------===//
+
+#include "remat/runtime/cuda/CudaKernels.h"
+
+#include "Common.cuh"
+#include "Indexing.cuh"
+#include "Reduction.cuh"
+
+#include <limits>
+
+namespace remat::rt::cuda {
+using namespace detail;
+
+namespace {
+
+template <typename T, typename Acc> struct ReduceLoad {
+  const T *x;
+  Indexer<1> kept, reduced;
+  __device__ int64_t base(int64_t o) const { return kept.offset(o); }
+  __device__ Acc at(int64_t base, int64_t r) const {
+    return static_cast<Acc>(x[base + reduced.offset(r)]);
+  }
+};
+
+template <typename T, typename Acc> struct ReduceStore {
+  T *out;
+  bool mean;
+  int64_t count; // elements per output, for the mean
+  __device__ void operator()(int64_t o, Acc acc) const {
+    if (!mean) {
+      out[o] = static_cast<T>(acc);
+    } else if constexpr (std::is_floating_point_v<T>) {
+      out[o] = static_cast<T>(acc / static_cast<double>(count));
+    } else {
+      out[o] = count == 0 ? T(0) : static_cast<T>(acc / count);
+    }
+  }
+};
+
+template <typename T>
+void reduceImpl(ReduceOp op, const TensorView &x, const TensorView &out,
+                const std::vector<int64_t> &axes) {
+  const char *kernel = "reduce";
+  using Acc = std::conditional_t<std::is_floating_point_v<T>, double, int64_t>;
+  const int64_t outN = out.numel();
+  if (outN == 0)
+    return;
+  const int64_t redN = x.numel() / outN;
+
+  // Kept dims iterate like out (reduced dims are 1 there); reduced dims
+  // like x with the kept dims set to 1. Both read x's strides.
+  const Strides xStrides = contiguousStrides(x.shape);
+  Shape reducedShape(x.rank(), 1);
+  for (int64_t axis : axes)
+    reducedShape[axis] = x.shape[axis];
+  ReduceLoad<T, Acc> load{x.as<const T>(),
+                          makeIndexer1(out.shape, xStrides, kernel),
+                          makeIndexer1(reducedShape, xStrides, kernel)};
+
+  // Lanes read adjacent elements when x's innermost non-unit dim is reduced.
+  bool lanesContiguous = true;
+  for (int64_t d = x.rank(); d-- > 0;)
+    if (x.shape[d] != 1) {
+      lanesContiguous = std::find(axes.begin(), axes.end(), d) != axes.end();
+      break;
+    }
+
+  const ReduceStore<T, Acc> store{out.as<T>(), op == ReduceOp::Mean, redN};
+  if (op == ReduceOp::Max) {
+    Acc init;
+    if constexpr (std::is_floating_point_v<Acc>)
+      init = -std::numeric_limits<Acc>::infinity();
+    else
+      init = std::numeric_limits<Acc>::lowest();
+    launchReduction<Acc>(kernel, load, MaxOp{}, init, store, outN, redN,
+                         lanesContiguous);
+  } else {
+    launchReduction<Acc>(kernel, load, SumOp{}, Acc(0), store, outN, redN,
+                         lanesContiguous);
+  }
+}
+
+} // namespace
+
+void reduce(ReduceOp op, const TensorView &x, const TensorView &out,
+            const std::vector<int64_t> &axes) {
+  const char *kernel = "reduce";
+  requireDType(out, x.dtype, kernel, "output");
+  require(out.rank() == x.rank(), kernel, "output must keep x's rank");
+  Shape expected = x.shape;
+  for (size_t i = 0; i < axes.size(); ++i) {
+    require(axes[i] >= 0 && axes[i] < x.rank(), kernel, "axis out of range");
+    require(i == 0 || axes[i] > axes[i - 1], kernel,
+            "axes must be sorted and unique");
+    expected[axes[i]] = 1;
+  }
+  requireShape(out, expected, kernel, "output");
+  if (axes.empty())
+    return cuda::copy(x, out);
+  context(kernel);
+  dispatchArith(x.dtype, kernel, [&](auto tag) {
+    reduceImpl<typename decltype(tag)::type>(op, x, out, axes);
+  });
+}
+
+} // namespace remat::rt::cuda

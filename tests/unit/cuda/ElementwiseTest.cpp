@@ -1,0 +1,267 @@
+//===- ElementwiseTest.cpp - CUDA unary, binary, where, cast, fill --------===//
+//
+// Exact where both backends do the same IEEE operations (integer ops,
+// add/sub/mul/div, comparisons, where, casts, fill); within tolerance() for
+// transcendental functions, whose CUDA and glibc versions differ in the last
+// bits.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CudaTestUtil.h"
+
+#include <limits>
+
+using namespace remat::rt;
+using namespace remat::rt::cudatest;
+namespace rt = remat::rt;
+
+namespace {
+
+using CudaElementwise = CudaTest;
+
+Tensor cudaUnary(UnaryOp op, const Tensor &x) {
+  DeviceTensor dx(x), dy(x.dtype(), x.shape());
+  cuda::unary(op, dx.view(), dy.view());
+  return dy.host();
+}
+
+Tensor cpuUnary(UnaryOp op, const Tensor &x) {
+  Tensor y(x.dtype(), x.shape());
+  rt::unary(op, x.view(), y.view());
+  return y;
+}
+
+TEST_F(CudaElementwise, UnaryFloatOps) {
+  const UnaryOp exactOps[] = {UnaryOp::Neg, UnaryOp::Abs, UnaryOp::Relu,
+                              UnaryOp::Sqrt, UnaryOp::Reciprocal};
+  const UnaryOp approxOps[] = {
+      UnaryOp::Exp,     UnaryOp::Log,     UnaryOp::Erf,     UnaryOp::Tanh,
+      UnaryOp::Sigmoid, UnaryOp::GeluErf, UnaryOp::GeluTanh};
+  for (DType dtype : {DType::F32, DType::F64}) {
+    Tensor x = randomTensor(dtype, {7, 129}, 1, -4, 4);
+    Tensor positive = randomTensor(dtype, {7, 129}, 2, 0.01, 9);
+    for (UnaryOp op : exactOps) {
+      const Tensor &in = op == UnaryOp::Sqrt ? positive : x;
+      // sqrt and division are correctly rounded on both backends.
+      expectSame(cudaUnary(op, in), cpuUnary(op, in),
+                 "op " + std::to_string(static_cast<int>(op)));
+    }
+    for (UnaryOp op : approxOps) {
+      const Tensor &in = op == UnaryOp::Log ? positive : x;
+      expectNear(cudaUnary(op, in), cpuUnary(op, in), tolerance(dtype),
+                 "op " + std::to_string(static_cast<int>(op)));
+    }
+  }
+}
+
+TEST_F(CudaElementwise, UnaryIntegerOpsWrap) {
+  Tensor x =
+      make(DType::I32, {5},
+           {-5, 0, 7, static_cast<double>(std::numeric_limits<int32_t>::min()),
+            static_cast<double>(std::numeric_limits<int32_t>::max())});
+  Tensor x64 = randomIntegers(DType::I64, {33}, 3, -1000, 1000);
+  for (UnaryOp op : {UnaryOp::Neg, UnaryOp::Abs, UnaryOp::Relu}) {
+    expectSame(cudaUnary(op, x), cpuUnary(op, x));
+    expectSame(cudaUnary(op, x64), cpuUnary(op, x64));
+  }
+  Tensor b = make(DType::Bool, {4}, {0, 1, 1, 0});
+  expectSame(cudaUnary(UnaryOp::Not, b), cpuUnary(UnaryOp::Not, b));
+  EXPECT_THROW(cudaUnary(UnaryOp::Exp, x), RuntimeError);
+}
+
+struct BinaryCase {
+  Shape a, b, out;
+};
+const BinaryCase kBroadcastCases[] = {
+    {{2, 3, 4, 5}, {2, 3, 4, 5}, {2, 3, 4, 5}}, // same shape
+    {{2, 3, 4, 5}, {}, {2, 3, 4, 5}},           // scalar
+    {{2, 3, 4, 5}, {3, 1, 5}, {2, 3, 4, 5}},    // middle broadcast
+    {{4, 1}, {1, 6}, {4, 6}},                   // outer product
+    {{1, 3, 1, 2, 1, 2, 1, 2},
+     {2, 1, 2, 1, 2, 1, 2, 1},
+     {2, 3, 2, 2, 2, 2, 2, 2}}, // 8 dims that cannot merge: the limit
+};
+
+Tensor runBinary(bool onCuda, BinaryOp op, const Tensor &a, const Tensor &b,
+                 DType outType, const Shape &outShape) {
+  Tensor out(outType, outShape);
+  if (!onCuda) {
+    rt::binary(op, a.view(), b.view(), out.view());
+    return out;
+  }
+  DeviceTensor da(a), db(b), dout(outType, outShape);
+  cuda::binary(op, da.view(), db.view(), dout.view());
+  return dout.host();
+}
+
+TEST_F(CudaElementwise, BinaryArithmeticBroadcasts) {
+  const BinaryOp ops[] = {BinaryOp::Add, BinaryOp::Sub, BinaryOp::Mul,
+                          BinaryOp::Div, BinaryOp::Max, BinaryOp::Min};
+  unsigned seed = 10;
+  for (const BinaryCase &c : kBroadcastCases)
+    for (DType dtype : {DType::F32, DType::F64, DType::I64, DType::I32}) {
+      const bool isInt = dtype == DType::I64 || dtype == DType::I32;
+      Tensor a = isInt ? randomIntegers(dtype, c.a, ++seed, -50, 50)
+                       : randomTensor(dtype, c.a, ++seed, -3, 3);
+      // Divisors without zero.
+      Tensor b = isInt ? randomIntegers(dtype, c.b, ++seed, 1, 9)
+                       : randomTensor(dtype, c.b, ++seed, 0.5, 3);
+      for (BinaryOp op : ops)
+        expectSame(runBinary(true, op, a, b, dtype, c.out),
+                   runBinary(false, op, a, b, dtype, c.out),
+                   std::string(dtypeName(dtype)) + " op " +
+                       std::to_string(static_cast<int>(op)) + " out " +
+                       shapeToString(c.out));
+    }
+}
+
+TEST_F(CudaElementwise, MoreThanEightUnmergeableDimsAreRejected) {
+  const Shape a = {1, 3, 1, 2, 1, 2, 1, 2, 1}, b = {2, 1, 2, 1, 2, 1, 2, 1, 2};
+  DeviceTensor da(DType::F32, a), db(DType::F32, b),
+      out(DType::F32, {2, 3, 2, 2, 2, 2, 2, 2, 2});
+  EXPECT_THROW(cuda::binary(BinaryOp::Add, da.view(), db.view(), out.view()),
+               RuntimeError);
+}
+
+TEST_F(CudaElementwise, BinaryEdgeCases) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  Tensor a = make(DType::F32, {4}, {nan, 1, -2, 0});
+  Tensor b = make(DType::F32, {4}, {1, nan, 3, -0.0});
+  for (BinaryOp op : {BinaryOp::Max, BinaryOp::Min, BinaryOp::Div})
+    expectSame(runBinary(true, op, a, b, DType::F32, {4}),
+               runBinary(false, op, a, b, DType::F32, {4}));
+  // Integer division truncates toward zero; min / -1 wraps.
+  Tensor ia = make(DType::I32, {4}, {7, -7, -2147483648.0, 9});
+  Tensor ib = make(DType::I32, {4}, {2, 2, -1, -4});
+  expectSame(runBinary(true, BinaryOp::Div, ia, ib, DType::I32, {4}),
+             runBinary(false, BinaryOp::Div, ia, ib, DType::I32, {4}));
+  // Division by zero is reported by checkDeviceErrors.
+  Tensor zero = make(DType::I32, {4}, {1, 0, 1, 1});
+  DeviceTensor da(ia), db(zero), out(DType::I32, {4});
+  cuda::binary(BinaryOp::Div, da.view(), db.view(), out.view());
+  EXPECT_THROW(syncDevice(), RuntimeError);
+  EXPECT_NO_THROW(syncDevice()); // the error was cleared
+}
+
+TEST_F(CudaElementwise, PowWithFloatAndIntegerExponents) {
+  for (DType base : {DType::F32, DType::F64}) {
+    Tensor a = randomTensor(base, {3, 17}, 20, 0.1, 3);
+    for (DType exponent : {DType::F32, DType::F64, DType::I64, DType::I32}) {
+      Tensor b = exponent == DType::I64 || exponent == DType::I32
+                     ? randomIntegers(exponent, {17}, 21, -3, 4)
+                     : randomTensor(exponent, {17}, 21, -2, 2);
+      expectNear(runBinary(true, BinaryOp::Pow, a, b, base, {3, 17}),
+                 runBinary(false, BinaryOp::Pow, a, b, base, {3, 17}),
+                 tolerance(base), dtypeName(exponent));
+    }
+  }
+}
+
+TEST_F(CudaElementwise, ComparisonsAndLogic) {
+  for (const BinaryCase &c : kBroadcastCases) {
+    for (DType dtype : {DType::F32, DType::F64, DType::I64, DType::I32}) {
+      Tensor a = randomIntegers(dtype, c.a, 30, -2, 2);
+      Tensor b = randomIntegers(dtype, c.b, 31, -2, 2);
+      for (BinaryOp op : {BinaryOp::Equal, BinaryOp::Less, BinaryOp::Greater})
+        expectSame(runBinary(true, op, a, b, DType::Bool, c.out),
+                   runBinary(false, op, a, b, DType::Bool, c.out));
+    }
+    Tensor a = randomIntegers(DType::Bool, c.a, 32, 0, 1);
+    Tensor b = randomIntegers(DType::Bool, c.b, 33, 0, 1);
+    for (BinaryOp op : {BinaryOp::And, BinaryOp::Or, BinaryOp::Equal})
+      expectSame(runBinary(true, op, a, b, DType::Bool, c.out),
+                 runBinary(false, op, a, b, DType::Bool, c.out));
+  }
+}
+
+TEST_F(CudaElementwise, WhereBroadcastsEveryElementSize) {
+  Tensor cond = randomIntegers(DType::Bool, {3, 1, 5}, 40, 0, 1);
+  for (DType dtype : {DType::F32, DType::F64, DType::F16, DType::I8, DType::I64,
+                      DType::Bool}) {
+    Tensor x = randomIntegers(dtype, {4, 5}, 41, 0, 1);
+    Tensor y = randomIntegers(dtype, {3, 4, 1}, 42, 0, 1);
+    if (dtype != DType::Bool) {
+      x = randomIntegers(dtype, {4, 5}, 41, -100, 100);
+      y = randomIntegers(dtype, {3, 4, 1}, 42, -100, 100);
+    }
+    Tensor expected(dtype, {3, 4, 5});
+    rt::where(cond.view(), x.view(), y.view(), expected.view());
+    DeviceTensor dc(cond), dx(x), dy(y), dout(dtype, {3, 4, 5});
+    cuda::where(dc.view(), dx.view(), dy.view(), dout.view());
+    expectSame(dout.host(), expected, dtypeName(dtype));
+  }
+}
+
+TEST_F(CudaElementwise, CastIsBitwiseTheCpusForEveryPair) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  // Rounding ties, 16-bit subnormals and overflow, saturation, NaN.
+  const std::vector<double> values = {0.0,
+                                      -0.0,
+                                      1.0,
+                                      -1.5,
+                                      2.5,
+                                      0.1,
+                                      65504.0,
+                                      65520.0,
+                                      1e-7,
+                                      6e-8,
+                                      3e-5,
+                                      1.00048828125,
+                                      1.0009765625 + 1e-9,
+                                      300.7,
+                                      -129.5,
+                                      255.5,
+                                      1e10,
+                                      -3e9,
+                                      2147483647.0,
+                                      9.3e18,
+                                      -9.3e18,
+                                      inf,
+                                      -inf,
+                                      nan,
+                                      1e-40,
+                                      3.4e38,
+                                      1e300};
+  const DType all[] = {DType::F32,  DType::F64, DType::F16,
+                       DType::BF16, DType::I64, DType::I32,
+                       DType::I8,   DType::U8,  DType::Bool};
+  for (DType from : all) {
+    Tensor x(from, {static_cast<int64_t>(values.size())});
+    // Stored with the CPU's cast from f64, so every source holds its
+    // dtype's version of the values.
+    Tensor source = make(DType::F64, x.shape(), values);
+    rt::cast(source.view(), x.view());
+    for (DType to : all) {
+      Tensor expected(to, x.shape());
+      rt::cast(x.view(), expected.view());
+      DeviceTensor dx(x), dy(to, x.shape());
+      cuda::cast(dx.view(), dy.view());
+      expectSame(dy.host(), expected,
+                 std::string(dtypeName(from)) + " -> " + dtypeName(to));
+    }
+  }
+}
+
+TEST_F(CudaElementwise, CopyAndFill) {
+  Tensor x = randomTensor(DType::F32, {6, 7}, 50);
+  DeviceTensor dx(x), dy(DType::F32, {42});
+  cuda::copy(dx.view(), dy.view());
+  Tensor back = dy.host();
+  EXPECT_EQ(std::memcmp(back.data(), x.data(), x.bytes()), 0);
+
+  for (DType dtype :
+       {DType::F32, DType::F64, DType::F16, DType::BF16, DType::I64, DType::I32,
+        DType::I8, DType::U8, DType::Bool})
+    for (double value : {0.0, 1.0, -2.75, 300.5, 1e20,
+                         -std::numeric_limits<double>::infinity()}) {
+      Tensor expected(dtype, {37});
+      rt::fill(expected.view(), value);
+      DeviceTensor d(dtype, {37});
+      cuda::fill(d.view(), value);
+      expectSame(d.host(), expected,
+                 std::string(dtypeName(dtype)) + " " + std::to_string(value));
+    }
+}
+
+} // namespace
