@@ -11,7 +11,6 @@
 #include <cctype>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 namespace fs = std::filesystem;
 
@@ -58,13 +57,8 @@ void openWeightSource(const std::string &path, WeightSource &source) {
   if (!in)
     throw RuntimeError("cannot open weights file '" + path + "'" +
                        (fs::exists(path) ? "" : ": no such file"));
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  if (in.bad())
-    throw RuntimeError("cannot read weights file '" + path + "'");
-  const std::string bytes = buffer.str();
-  if (bytes.empty() || !source.model.ParseFromString(bytes) ||
-      !source.model.has_graph())
+  // Parsed from the stream: no second in-memory copy of a large model.
+  if (!source.model.ParseFromIstream(&in) || !source.model.has_graph())
     throw RuntimeError("'" + path + "' is not an ONNX model (protobuf parse "
                        "failed or no graph)");
   for (const onnx::TensorProto &init : source.model.graph().initializer())

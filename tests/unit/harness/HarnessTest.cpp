@@ -70,6 +70,7 @@ Batch makeBatch(unsigned seed) {
 }
 
 const std::vector<float> kInitialW = {0.1f, 0.2f, -0.3f, 0.05f};
+constexpr float kInitialRunningVar = 2.0f;
 
 void writeBatch(const fs::path &dir, const Batch &b) {
   fs::create_directories(dir);
@@ -92,11 +93,12 @@ void addValueInfo(onnx::ValueInfoProto *info, const std::string &name,
     tensor->mutable_shape()->add_dim()->set_dim_value(d);
 }
 
-/// pred = MatMul(x, w) with w an initializer (omitted when `withW` is
-/// false); `externalData` stores w in `<model>.data` next to the model.
+/// pred = MatMul(x, w) with w and running_var initializers (omitted when
+/// `withWeights` is false); `externalData` stores w in `<model>.data` next
+/// to the model.
 void writeModel(const fs::path &path, std::vector<float> w,
                 std::vector<int64_t> wShape = {kFeatures, 1},
-                bool withW = true, bool externalData = false) {
+                bool withWeights = true, bool externalData = false) {
   fs::create_directories(path.parent_path());
   onnx::ModelProto model;
   model.set_ir_version(8);
@@ -107,7 +109,10 @@ void writeModel(const fs::path &path, std::vector<float> w,
   onnx::GraphProto *graph = model.mutable_graph();
   graph->set_name("linear");
   addValueInfo(graph->add_input(), "x", {kBatch, kFeatures});
-  if (withW) {
+  if (withWeights) {
+    float runningVar = kInitialRunningVar;
+    rt::tensorToProto(rt::TensorView(rt::DType::F32, {1}, &runningVar),
+                      "running_var", *graph->add_initializer());
     onnx::TensorProto *init = graph->add_initializer();
     rt::tensorToProto(rt::TensorView(rt::DType::F32, wShape, w.data()), "w",
                       *init);
@@ -135,9 +140,11 @@ void writeModel(const fs::path &path, std::vector<float> w,
 }
 
 /// The losses of `steps` SGD steps in float64 from `w` (updated), step i
-/// using batches[i % size].
+/// using batches[i % size]; `runningVar` (if given) is updated like the
+/// program's buffer.
 std::vector<double> referenceLosses(const std::vector<Batch> &batches,
-                                    std::vector<double> &w, int steps) {
+                                    std::vector<double> &w, int steps,
+                                    double *runningVar = nullptr) {
   std::vector<double> losses;
   for (int s = 0; s < steps; ++s) {
     const Batch &b = batches[s % batches.size()];
@@ -151,6 +158,8 @@ std::vector<double> referenceLosses(const std::vector<Batch> &batches,
       loss += diff[n] * diff[n];
     }
     losses.push_back(loss / kBatch);
+    if (runningVar)
+      *runningVar = kDecay * *runningVar + (1 - kDecay) * losses.back();
     for (int64_t f = 0; f < kFeatures; ++f) {
       double grad = 0;
       for (int64_t n = 0; n < kBatch; ++n)
@@ -271,7 +280,8 @@ TEST_F(HarnessTest, InputsTrainLikeFloat64AndWeightsRoundTrip) {
   writeModel(dir_ / "model" / "linear.onnx", kInitialW);
 
   RunResult r = run("--steps 5 --inputs batch --weights model/linear.onnx "
-              "--dump-params dump --save-weights out/trained.onnx");
+                    "--dump-params dump --dump-buffers buffers "
+                    "--save-weights out/trained.onnx");
   ASSERT_EQ(r.status, 0) << describe(r);
   std::vector<double> w = initialW();
   const std::vector<double> want = referenceLosses({batch}, w, 6);
@@ -293,12 +303,19 @@ TEST_F(HarnessTest, InputsTrainLikeFloat64AndWeightsRoundTrip) {
   ASSERT_EQ(dumped.shape(), (rt::Shape{kFeatures, 1}));
   ASSERT_EQ(dumped.dtype(), rt::DType::F32);
   std::vector<double> w5 = initialW();
-  referenceLosses({batch}, w5, 5);
+  double runningVar = kInitialRunningVar;
+  referenceLosses({batch}, w5, 5, &runningVar);
   for (int64_t f = 0; f < kFeatures; ++f)
     EXPECT_NEAR(dumped.as<float>()[f], w5[f], 1e-5 * std::max(1.0, w5[f]));
+  // Parameters only (remat-run --check-params accepts the directory);
+  // updated buffers go to --dump-buffers.
   EXPECT_EQ(std::distance(fs::directory_iterator(dir_ / "dump"),
                           fs::directory_iterator()),
             1);
+  rt::Tensor dumpedVar =
+      rt::readTensorFile((dir_ / "buffers" / "running_var.pb").string());
+  ASSERT_EQ(dumpedVar.shape(), (rt::Shape{1}));
+  EXPECT_NEAR(dumpedVar.as<float>()[0], runningVar, 1e-5 * runningVar);
 
   // --save-weights: the same bytes in the written model, which stays a
   // model (node, input and output kept).
@@ -307,11 +324,15 @@ TEST_F(HarnessTest, InputsTrainLikeFloat64AndWeightsRoundTrip) {
     std::ifstream in(dir_ / "out" / "trained.onnx", std::ios::binary);
     ASSERT_TRUE(saved.ParseFromIstream(&in));
   }
-  ASSERT_EQ(saved.graph().initializer_size(), 1);
+  ASSERT_EQ(saved.graph().initializer_size(), 2);
   ASSERT_EQ(saved.graph().node_size(), 1);
-  rt::Tensor savedW = rt::tensorFromProto(saved.graph().initializer(0), "");
-  ASSERT_EQ(savedW.shape(), dumped.shape());
-  EXPECT_EQ(std::memcmp(savedW.data(), dumped.data(), dumped.bytes()), 0);
+  for (const onnx::TensorProto &init : saved.graph().initializer()) {
+    rt::Tensor savedTensor = rt::tensorFromProto(init, "");
+    const rt::Tensor &want = init.name() == "w" ? dumped : dumpedVar;
+    ASSERT_EQ(savedTensor.shape(), want.shape()) << init.name();
+    EXPECT_EQ(std::memcmp(savedTensor.data(), want.data(), want.bytes()), 0)
+        << init.name();
+  }
 
   // Training on from the saved model continues where the run stopped.
   RunResult more = run("--steps 1 --inputs batch --weights out/trained.onnx");
@@ -354,14 +375,14 @@ TEST_F(HarnessTest, JsonIsOneObjectWithTheKeys) {
   EXPECT_EQ(string(o, "optimizer"), "sgd");
   EXPECT_EQ(string(o, "data"), "batch");
   EXPECT_EQ(string(o, "weights"), "linear.onnx");
-  EXPECT_EQ(number(o, "arena_bytes"), 2056);
-  EXPECT_EQ(number(o, "persistent_bytes"), 1024);
+  EXPECT_EQ(number(o, "arena_bytes"), 2564);
+  EXPECT_EQ(number(o, "persistent_bytes"), 1792);
   EXPECT_EQ(number(o, "workspace_bytes"), 512);
-  EXPECT_EQ(number(o, "budget_bytes"), 4096);
+  EXPECT_EQ(number(o, "budget_bytes"), 8192);
   // CPU: the measured peak is the two regions plus the workspace, exactly
   // what was planned here.
-  EXPECT_EQ(number(o, "peak_bytes"), 2056 + 1024 + 512);
-  EXPECT_EQ(number(o, "planned_peak_bytes"), 2056 + 1024 + 512);
+  EXPECT_EQ(number(o, "peak_bytes"), 2564 + 1792 + 512);
+  EXPECT_EQ(number(o, "planned_peak_bytes"), 2564 + 1792 + 512);
   EXPECT_EQ(number(o, "samples_per_step"), kBatch);
   EXPECT_GT(number(o, "host_peak_rss_bytes"), 0);
   const double median = number(o, "step_seconds_median");
@@ -454,7 +475,7 @@ TEST_F(HarnessTest, AbsentDefaultModelNeedsRandomWeights) {
   RunResult random = run("--steps 3 --random-weights --json");
   ASSERT_EQ(random.status, 0) << describe(random);
   const json::Value o = parseJson(random.out);
-  EXPECT_EQ(number(o, "random_tensors"), 1);
+  EXPECT_EQ(number(o, "random_tensors"), 2);
   EXPECT_EQ(string(o, "weights"), "");
   // --save-weights has nothing to write into without a model.
   RunResult save = run("--random-weights --save-weights out.onnx");
@@ -462,16 +483,23 @@ TEST_F(HarnessTest, AbsentDefaultModelNeedsRandomWeights) {
 }
 
 TEST_F(HarnessTest, MissingInitializerIsAnErrorUnlessRandom) {
-  writeModel(dir_ / "linear.onnx", {}, {kFeatures, 1}, /*withW=*/false);
+  writeModel(dir_ / "linear.onnx", {}, {kFeatures, 1}, /*withWeights=*/false);
   RunResult r = run("--steps 1");
   EXPECT_EQ(r.status, 1) << describe(r);
   EXPECT_NE(r.err.find("parameter 'w' has no initializer in 'linear.onnx'"),
             std::string::npos)
       << r.err;
-  RunResult random = run("--steps 2 --random-weights");
+  RunResult random = run("--steps 2 --random-weights --dump-buffers b");
   ASSERT_EQ(random.status, 0) << describe(random);
-  EXPECT_NE(random.out.find("(0 loaded, 1 random)"), std::string::npos)
+  EXPECT_NE(random.out.find("(0 loaded, 2 random)"), std::string::npos)
       << random.out;
+  // A running variance starts at 1, then follows the losses.
+  ASSERT_EQ(random.losses.size(), 2u);
+  rt::Tensor var = rt::readTensorFile((dir_ / "b" / "running_var.pb").string());
+  EXPECT_NEAR(var.as<float>()[0],
+              kDecay * (kDecay * 1.0 + (1 - kDecay) * random.losses[0]) +
+                  (1 - kDecay) * random.losses[1],
+              1e-5);
   // Reproducible: the same random start twice.
   RunResult again = run("--steps 2 --random-weights");
   EXPECT_EQ(again.losses, random.losses);

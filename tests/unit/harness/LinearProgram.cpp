@@ -31,10 +31,11 @@ remat::rt::TensorView T(DType dtype, remat::rt::Shape shape, char *data) {
 // Arena: the batch, then the step's values.
 constexpr int64_t kX = 0, kY = 256, kPred = 512, kDiff = 768, kSquare = 1024,
                   kLoss = 1280, kDPred = 1536, kDW = 1792, kNextStep = 2048,
-                  kArenaBytes = 2056;
-// Persistent: the parameter, the step counter, two constants.
+                  kDecayedVar = 2304, kDecayedLoss = 2560, kArenaBytes = 2564;
+// Persistent: the parameter, the step counter, the buffer, three constants.
 constexpr int64_t kW = 0, kStep = 256, kScale = 512, kOne = 768,
-                  kPersistentBytes = 1024;
+                  kRunningVar = 1024, kDecayConstant = 1280,
+                  kComplementConstant = 1536, kPersistentBytes = 1792;
 
 const std::vector<remat::rt::ArgumentSpec> kArguments = {
     {"x", "input", DType::F32, {kBatch, kFeatures}, remat::rt::Region::Arena,
@@ -45,6 +46,8 @@ const std::vector<remat::rt::ArgumentSpec> kArguments = {
      remat::rt::Region::Persistent, kW, -1, 0},
     {"step", "step", DType::I64, {}, remat::rt::Region::Persistent, kStep, -1,
      0},
+    {"running_var", "buffer", DType::F32, {1}, remat::rt::Region::Persistent,
+     kRunningVar, -1, 0},
 };
 
 const std::vector<remat::rt::ResultSpec> kResults = {
@@ -52,15 +55,20 @@ const std::vector<remat::rt::ResultSpec> kResults = {
     {"w", "parameter", DType::F32, {kFeatures, 1},
      remat::rt::Region::Persistent, kW, 2},
     {"step", "step", DType::I64, {}, remat::rt::Region::Persistent, kStep, 3},
+    {"running_var", "buffer", DType::F32, {1}, remat::rt::Region::Persistent,
+     kRunningVar, 4},
 };
 
 // d mean(diff^2) / d diff = 2 / B * diff: a splat; and the step increment,
 // stored in full.
 const float kScaleValue = 2.0f / kBatch;
 const int64_t kOneValue = 1;
+const float kDecayValue = kDecay, kComplementValue = 1 - kDecay;
 const std::vector<remat::rt::ConstantSpec> kConstants = {
     {DType::F32, {}, kScale, &kScaleValue, true},
     {DType::I64, {}, kOne, &kOneValue, false},
+    {DType::F32, {1}, kDecayConstant, &kDecayValue, true},
+    {DType::F32, {1}, kComplementConstant, &kComplementValue, true},
 };
 
 const std::vector<const char *> kOps = {
@@ -68,7 +76,8 @@ const std::vector<const char *> kOps = {
     "remat.mul at 'square'",    "remat.reduce_mean at 'loss'",
     "remat.mul at 'dpred'",     "remat.matmul at 'dw'",
     "remat.add at 'next_step'", "remat.sgd at 'w'",
-    "remat.copy at 'step'",
+    "remat.copy at 'step'",     "remat.mul at 'decayed_var'",
+    "remat.mul at 'decayed_loss'", "remat.add at 'running_var'",
 };
 
 void trainStep(remat::rt::StepContext &ctx) {
@@ -111,6 +120,18 @@ void trainStep(remat::rt::StepContext &ctx) {
                      static_cast<int64_t>(ctx.step) + 1, sgd);
   ctx.currentOp = 8;
   kernels::copy(T(DType::I64, {}, A + kNextStep), T(DType::I64, {}, P + kStep));
+  ctx.currentOp = 9;
+  kernels::binary(kernels::BinaryOp::Mul, T(DType::F32, {1}, P + kRunningVar),
+                  T(DType::F32, {1}, P + kDecayConstant),
+                  T(DType::F32, {1}, A + kDecayedVar));
+  ctx.currentOp = 10;
+  kernels::binary(kernels::BinaryOp::Mul, T(DType::F32, {1}, A + kLoss),
+                  T(DType::F32, {1}, P + kComplementConstant),
+                  T(DType::F32, {1}, A + kDecayedLoss));
+  ctx.currentOp = 11;
+  kernels::binary(kernels::BinaryOp::Add, T(DType::F32, {1}, A + kDecayedVar),
+                  T(DType::F32, {1}, A + kDecayedLoss),
+                  T(DType::F32, {1}, P + kRunningVar));
 }
 
 } // namespace
@@ -125,7 +146,7 @@ int main(int argc, char **argv) {
   program.persistentBytes = kPersistentBytes;
   program.workspaceBytes = 512;
   program.plannedPeakBytes = kArenaBytes + kPersistentBytes + 512;
-  program.budgetBytes = 4096;
+  program.budgetBytes = 8192;
   program.samplesPerStep = kBatch;
   program.arguments = kArguments;
   program.results = kResults;
