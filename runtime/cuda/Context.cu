@@ -119,8 +119,10 @@ void initialize(cudaStream_t stream, void *workspace, size_t workspaceBytes) {
     // allocation from cuBLAS's pool while capturing).
     checkBlas(cublasSetWorkspace(handle, base + kStatusBytes, blasBytes),
               kernel);
-    // Full FP32 (no TF32): results stay comparable with the CPU backend.
-    checkBlas(cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH), kernel);
+    // Full FP32/FP64 (no TF32): results stay comparable with the CPU
+    // backend. Pedantic rather than default math, which newer cuBLAS lets
+    // pick emulated (BF16x9 / fixed-point) GEMMs, e.g. via environment.
+    checkBlas(cublasSetMathMode(handle, CUBLAS_PEDANTIC_MATH), kernel);
     checkCuda(cudaMemsetAsync(base, 0, kStatusBytes, stream), kernel,
               "cudaMemsetAsync");
   } catch (...) {

@@ -48,8 +48,10 @@ TEST_F(CudaDropout, MasksAndOutputsAreTheCpus) {
           Tensor x = randomTensor(dtype, {n}, 1, 0.5, 1.5);
           Tensor y(dtype, {n}), mask(DType::Bool, {n});
           rt::dropout(x.view(), y.view(), mask.view(), ratio, 42, 7, step);
-          ASSERT_EQ(cudaMemcpy(stepOnDevice, &step, sizeof step,
-                               cudaMemcpyHostToDevice),
+          // On the kernels' (non-blocking) stream: a pageable cudaMemcpy
+          // may return before its DMA lands and is not ordered with it.
+          ASSERT_EQ(cudaMemcpyAsync(stepOnDevice, &step, sizeof step,
+                                    cudaMemcpyHostToDevice, cuda::stream()),
                     cudaSuccess);
           DeviceTensor dx(x), dy(dtype, {n}), dmask(DType::Bool, {n});
           cuda::dropout(dx.view(), dy.view(), dmask.view(), ratio, 42, 7,

@@ -29,7 +29,10 @@ protected:
       cudaFree(step_);
   }
   const int64_t *deviceStep(int64_t step) {
-    EXPECT_EQ(cudaMemcpy(step_, &step, sizeof step, cudaMemcpyHostToDevice),
+    // On the kernels' (non-blocking) stream: a pageable cudaMemcpy may
+    // return before its DMA lands and is not ordered with it.
+    EXPECT_EQ(cudaMemcpyAsync(step_, &step, sizeof step,
+                              cudaMemcpyHostToDevice, cuda::stream()),
               cudaSuccess);
     return step_;
   }
