@@ -21,6 +21,11 @@
 // answers "lowest place >= x that holds s bytes" in O(log n); the union's
 // answer is the fixed point of raising x to every set's answer.
 //
+// planMemory keeps the best of several orders; when it is above the lower
+// bound, a local search over the order (improveByPromotion) moves the
+// buffers that end above the bound earlier, or those that pushed them up
+// later, keeping what does not make the plan worse.
+//
 //===----------------------------------------------------------------------===//
 
 #include "remat/Planning/MemoryPlan.h"
@@ -29,6 +34,7 @@
 #include <cstdint>
 #include <limits>
 #include <numeric>
+#include <random>
 #include <stdexcept>
 #include <utility>
 
@@ -385,6 +391,12 @@ std::string algorithmName(PlacementOrder order, FitPolicy fit) {
   case PlacementOrder::Breadth:
     name = "greedy-breadth";
     break;
+  case PlacementOrder::BreadthLongest:
+    name = "greedy-breadth-longest";
+    break;
+  case PlacementOrder::BreadthLatestEnd:
+    name = "greedy-breadth-latest-end";
+    break;
   case PlacementOrder::Lifetime:
     name = "greedy-lifetime";
     break;
@@ -397,45 +409,53 @@ std::string algorithmName(PlacementOrder order, FitPolicy fit) {
 
 namespace {
 
-/// assignOffsets that gives up (returns false) once it has spent more than
-/// `budget` set operations; `work` receives what it spent.
-bool assignWithBudget(const std::vector<Buffer> &buffers, PlacementOrder order,
-                      FitPolicy fit, int64_t alignment, uint64_t budget,
-                      uint64_t &work, MemoryPlan &plan) {
+/// The buffers as placement sees them: aligned sizes, the non-empty ones,
+/// and lifetimes as ranges [lo, hi] of compressed time (the distinct begin
+/// steps: two lifetimes intersect iff they share the later begin).
+struct Instance {
+  std::vector<int64_t> size;
+  std::vector<int> lo, hi;
+  std::vector<size_t> nonEmpty;
+  size_t points = 0;
+  int64_t lowerBound = 0;
+};
+
+Instance prepare(const std::vector<Buffer> &buffers, int64_t alignment) {
   if (alignment <= 0)
     throw std::invalid_argument("memory plan: alignment must be positive");
+  Instance in;
+  in.lowerBound = lowerBound(buffers, alignment); // validates too
   const size_t n = buffers.size();
-  plan = MemoryPlan();
-  work = 0;
-  plan.algorithm = algorithmName(order, fit);
-  plan.offsets.assign(n, 0);
-  plan.lowerBoundBytes = lowerBound(buffers, alignment); // validates too
-
-  std::vector<int64_t> size(n);
+  in.size.resize(n);
   std::vector<int> starts;
-  std::vector<size_t> placed; // buffers to place (non-empty)
   for (size_t i = 0; i < n; ++i) {
-    size[i] = alignUp(buffers[i].bytes, alignment);
-    if (size[i] > 0) {
-      placed.push_back(i);
+    in.size[i] = alignUp(buffers[i].bytes, alignment);
+    if (in.size[i] > 0) {
+      in.nonEmpty.push_back(i);
       starts.push_back(buffers[i].begin);
     }
   }
-  if (placed.empty())
-    return true;
   std::sort(starts.begin(), starts.end());
   starts.erase(std::unique(starts.begin(), starts.end()), starts.end());
-  // Lifetimes as ranges of begin points: [lo, hi].
-  std::vector<int> lo(n, 0), hi(n, 0);
-  for (size_t i : placed) {
-    lo[i] = static_cast<int>(
+  in.points = starts.size();
+  in.lo.assign(n, 0);
+  in.hi.assign(n, 0);
+  for (size_t i : in.nonEmpty) {
+    in.lo[i] = static_cast<int>(
         std::lower_bound(starts.begin(), starts.end(), buffers[i].begin) -
         starts.begin());
-    hi[i] = static_cast<int>(
+    in.hi[i] = static_cast<int>(
         std::upper_bound(starts.begin(), starts.end(), buffers[i].end) -
         starts.begin() - 1);
   }
+  return in;
+}
 
+/// The non-empty buffers in the order `order` places them.
+std::vector<size_t> placementOrder(const std::vector<Buffer> &buffers,
+                                   const Instance &in, PlacementOrder order) {
+  std::vector<size_t> placed = in.nonEmpty;
+  const std::vector<int64_t> &size = in.size;
   auto length = [&](size_t i) {
     return static_cast<int64_t>(buffers[i].end) - buffers[i].begin + 1;
   };
@@ -451,27 +471,35 @@ bool assignWithBudget(const std::vector<Buffer> &buffers, PlacementOrder order,
       return a < b;
     });
     break;
-  case PlacementOrder::Breadth: {
+  case PlacementOrder::Breadth:
+  case PlacementOrder::BreadthLongest:
+  case PlacementOrder::BreadthLatestEnd: {
     // Live bytes at each begin point (breadth only grows at begins, so the
     // most crowded step of any lifetime is one of them).
-    std::vector<int64_t> breadth(starts.size() + 1, 0);
+    std::vector<int64_t> breadth(in.points + 1, 0);
     for (size_t i : placed) {
-      breadth[lo[i]] += size[i];
-      breadth[hi[i] + 1] -= size[i];
+      breadth[in.lo[i]] += size[i];
+      breadth[in.hi[i] + 1] -= size[i];
     }
     for (size_t p = 1; p < breadth.size(); ++p)
       breadth[p] += breadth[p - 1];
     breadth.pop_back();
     SparseMax rmq(breadth);
-    std::vector<int> peak(n, 0);
+    std::vector<int> peak(buffers.size(), 0);
     for (size_t i : placed)
-      peak[i] = rmq.argmax(lo[i], hi[i]);
+      peak[i] = rmq.argmax(in.lo[i], in.hi[i]);
     std::sort(placed.begin(), placed.end(), [&](size_t a, size_t b) {
       if (peak[a] != peak[b]) {
         if (breadth[peak[a]] != breadth[peak[b]])
           return breadth[peak[a]] > breadth[peak[b]];
         return peak[a] < peak[b];
       }
+      // Within a step's group: the stacking order the variant asks for.
+      if (order == PlacementOrder::BreadthLongest && length(a) != length(b))
+        return length(a) > length(b);
+      if (order == PlacementOrder::BreadthLatestEnd &&
+          buffers[a].end != buffers[b].end)
+        return buffers[a].end > buffers[b].end;
       if (size[a] != size[b])
         return size[a] > size[b];
       return a < b;
@@ -499,13 +527,23 @@ bool assignWithBudget(const std::vector<Buffer> &buffers, PlacementOrder order,
     });
     break;
   }
+  return placed;
+}
 
-  Occupancy occupancy(starts.size());
-  for (size_t i : placed) {
-    int64_t offset = occupancy.find(lo[i], hi[i], size[i], fit);
-    occupancy.place(offset, size[i]);
+/// Places the buffers of `order` one by one at the gap `fit` picks, into
+/// `plan` (whose offsets must be one per buffer, zero); gives up (returns
+/// false) once more than `budget` set operations are spent. `work`
+/// receives what it spent.
+bool placeInOrder(const Instance &in, const std::vector<size_t> &order,
+                  FitPolicy fit, uint64_t budget, uint64_t &work,
+                  MemoryPlan &plan) {
+  Occupancy occupancy(std::max<size_t>(in.points, 1));
+  plan.arenaBytes = 0;
+  for (size_t i : order) {
+    int64_t offset = occupancy.find(in.lo[i], in.hi[i], in.size[i], fit);
+    occupancy.place(offset, in.size[i]);
     plan.offsets[i] = offset;
-    plan.arenaBytes = std::max(plan.arenaBytes, offset + size[i]);
+    plan.arenaBytes = std::max(plan.arenaBytes, offset + in.size[i]);
     if (occupancy.work > budget) {
       work = occupancy.work;
       return false;
@@ -515,14 +553,110 @@ bool assignWithBudget(const std::vector<Buffer> &buffers, PlacementOrder order,
   return true;
 }
 
+/// assignOffsets that gives up (returns false) once it has spent more than
+/// `budget` set operations; `work` receives what it spent.
+bool assignWithBudget(const std::vector<Buffer> &buffers, const Instance &in,
+                      PlacementOrder order, FitPolicy fit, uint64_t budget,
+                      uint64_t &work, MemoryPlan &plan) {
+  plan = MemoryPlan();
+  plan.algorithm = algorithmName(order, fit);
+  plan.offsets.assign(buffers.size(), 0);
+  plan.lowerBoundBytes = in.lowerBound;
+  return placeInOrder(in, placementOrder(buffers, in, order), fit, budget,
+                      work, plan);
+}
+
+/// Bytes of `plan` above the lower bound, summed over buffers: how far a
+/// plan is from the bound beyond its arena alone, so that the local search
+/// can tell apart plans with the same arena.
+int64_t excessBytes(const Instance &in, const MemoryPlan &plan) {
+  int64_t excess = 0;
+  for (size_t i : in.nonEmpty) {
+    int64_t top = plan.offsets[i] + in.size[i];
+    excess += top - std::max(plan.offsets[i], std::min(top, in.lowerBound));
+  }
+  return excess;
+}
+
+/// Local search over placement orders, from `order` (which `best` was
+/// placed in). The buffers that end above the lower bound are where the
+/// greedy order went wrong: each move takes one of them and either places
+/// it earlier (at the front, or at a random earlier position) or places
+/// later one of the buffers below it that it is live with (the ones that
+/// pushed it up). A move is kept if the plan is no worse (arena, then bytes
+/// above the bound), so the search can cross plateaus. Spends at most
+/// `budget` set operations; `best` receives the best plan found.
+void improveByPromotion(const Instance &in, std::vector<size_t> order,
+                        FitPolicy fit, uint64_t budget, MemoryPlan &best) {
+  std::mt19937_64 rng(0x5eed);
+  MemoryPlan current = best;
+  int64_t currentExcess = excessBytes(in, current);
+  std::vector<size_t> position(in.size.size());
+  std::vector<size_t> above, below;
+  MemoryPlan trial = current;
+  uint64_t spent = 0;
+  while (spent < budget && best.arenaBytes > best.lowerBoundBytes) {
+    for (size_t p = 0; p < order.size(); ++p)
+      position[order[p]] = p;
+    above.clear();
+    for (size_t i : order)
+      if (current.offsets[i] + in.size[i] > in.lowerBound)
+        above.push_back(i);
+    if (above.empty())
+      break;
+    size_t c = above[rng() % above.size()];
+    std::vector<size_t> candidate = order;
+    size_t from = position[c];
+    int move = static_cast<int>(rng() % 3);
+    if (move == 2) {
+      below.clear();
+      for (size_t p = 0; p < from; ++p) {
+        size_t j = order[p];
+        if (in.lo[j] <= in.hi[c] && in.lo[c] <= in.hi[j] &&
+            current.offsets[j] < current.offsets[c])
+          below.push_back(p);
+      }
+      if (below.empty())
+        continue;
+      size_t p = below[rng() % below.size()];
+      size_t to = from + rng() % (order.size() - from);
+      std::rotate(candidate.begin() + p, candidate.begin() + p + 1,
+                  candidate.begin() + to + 1);
+    } else {
+      if (from == 0)
+        continue;
+      size_t to = move == 0 ? 0 : rng() % from;
+      std::rotate(candidate.begin() + to, candidate.begin() + from,
+                  candidate.begin() + from + 1);
+    }
+    uint64_t work = 0;
+    bool completed =
+        placeInOrder(in, candidate, fit, budget - spent, work, trial);
+    spent += work;
+    if (!completed)
+      break;
+    int64_t trialExcess = excessBytes(in, trial);
+    if (trial.arenaBytes > current.arenaBytes ||
+        (trial.arenaBytes == current.arenaBytes &&
+         trialExcess > currentExcess))
+      continue;
+    order.swap(candidate);
+    std::swap(current, trial);
+    currentExcess = trialExcess;
+    if (current.arenaBytes < best.arenaBytes)
+      best = current;
+  }
+}
+
 } // namespace
 
 MemoryPlan assignOffsets(const std::vector<Buffer> &buffers,
                          PlacementOrder order, FitPolicy fit,
                          int64_t alignment) {
+  Instance in = prepare(buffers, alignment);
   MemoryPlan plan;
   uint64_t work = 0;
-  assignWithBudget(buffers, order, fit, alignment,
+  assignWithBudget(buffers, in, order, fit,
                    std::numeric_limits<uint64_t>::max(), work, plan);
   return plan;
 }
@@ -538,6 +672,8 @@ MemoryPlan planMemory(const std::vector<Buffer> &buffers, int64_t alignment,
       {PlacementOrder::Size, FitPolicy::FirstFit},
       {PlacementOrder::Breadth, FitPolicy::BestFit},
       {PlacementOrder::Breadth, FitPolicy::FirstFit},
+      {PlacementOrder::BreadthLongest, FitPolicy::BestFit},
+      {PlacementOrder::BreadthLatestEnd, FitPolicy::BestFit},
       {PlacementOrder::Area, FitPolicy::BestFit},
       {PlacementOrder::Area, FitPolicy::FirstFit},
       {PlacementOrder::Lifetime, FitPolicy::BestFit},
@@ -545,24 +681,33 @@ MemoryPlan planMemory(const std::vector<Buffer> &buffers, int64_t alignment,
   };
   constexpr uint64_t kMinExtraWork = 4'000'000;
   constexpr uint64_t kExtraWorkFactor = 2;
+  // The local search afterwards gets about as much (small inputs: a few
+  // hundred placements, tens of milliseconds; large ones: one or two).
+  constexpr uint64_t kMinImproveWork = 4'000'000;
+  constexpr uint64_t kImproveWorkFactor = 1;
+  Instance in = prepare(buffers, alignment);
   MemoryPlan best;
+  size_t bestAlgorithm = 0;
   bool found = false;
   std::string firstError;
-  uint64_t extraBudget = 0;
+  uint64_t extraBudget = 0, firstWork = 0;
   if (candidates)
     candidates->clear();
   bool first = true;
-  for (const auto &[order, fit] : kAlgorithms) {
+  for (size_t a = 0; a < std::size(kAlgorithms); ++a) {
+    auto [order, fit] = kAlgorithms[a];
     MemoryPlan plan;
     uint64_t work = 0;
     bool completed = assignWithBudget(
-        buffers, order, fit, alignment,
+        buffers, in, order, fit,
         first ? std::numeric_limits<uint64_t>::max() : extraBudget, work,
         plan);
-    if (first)
+    if (first) {
+      firstWork = work;
       extraBudget = std::max(kMinExtraWork, kExtraWorkFactor * work);
-    else
+    } else {
       extraBudget -= std::min(extraBudget, work);
+    }
     first = false;
     if (!completed)
       continue;
@@ -572,6 +717,7 @@ MemoryPlan planMemory(const std::vector<Buffer> &buffers, int64_t alignment,
       firstError = plan.algorithm + ": " + error;
     if (ok && (!found || plan.arenaBytes < best.arenaBytes)) {
       best = plan;
+      bestAlgorithm = a;
       found = true;
     }
     if (candidates)
@@ -584,6 +730,17 @@ MemoryPlan planMemory(const std::vector<Buffer> &buffers, int64_t alignment,
   if (!found)
     throw std::logic_error("memory plan: no assignment verifies: " +
                            firstError);
+  auto [order, fit] = kAlgorithms[bestAlgorithm];
+  MemoryPlan improved = best;
+  improveByPromotion(in, placementOrder(buffers, in, order), fit,
+                     std::max(kMinImproveWork, kImproveWorkFactor * firstWork),
+                     improved);
+  std::string error;
+  if (improved.arenaBytes < best.arenaBytes &&
+      verifyPlan(buffers, improved, alignment, error)) {
+    improved.algorithm = best.algorithm + "+promotion";
+    best = std::move(improved);
+  }
   return best;
 }
 

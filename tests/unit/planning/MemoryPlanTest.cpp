@@ -76,8 +76,10 @@ int64_t bruteForceLowerBound(const std::vector<Buffer> &buffers,
 
 std::vector<std::pair<PlacementOrder, FitPolicy>> allAlgorithms() {
   std::vector<std::pair<PlacementOrder, FitPolicy>> all;
-  for (PlacementOrder o : {PlacementOrder::Size, PlacementOrder::Breadth,
-                           PlacementOrder::Area, PlacementOrder::Lifetime})
+  for (PlacementOrder o :
+       {PlacementOrder::Size, PlacementOrder::Breadth,
+        PlacementOrder::BreadthLongest, PlacementOrder::BreadthLatestEnd,
+        PlacementOrder::Area, PlacementOrder::Lifetime})
     for (FitPolicy f : {FitPolicy::BestFit, FitPolicy::FirstFit})
       all.emplace_back(o, f);
   return all;
@@ -316,7 +318,9 @@ TEST(MemoryPlan, BestOfBeatsGreedyBySize) {
     EXPECT_GE(p.arenaBytes, plan.arenaBytes) << p.algorithm;
   EXPECT_EQ(plan.lowerBoundBytes, 1280);
   EXPECT_EQ(plan.arenaBytes, 1280) << describePlan(plan);
-  EXPECT_EQ(plan.algorithm, "greedy-area/best-fit");
+  // Greedy by breadth, latest-ending first, also packs to the bound and
+  // is tried before area.
+  EXPECT_EQ(plan.algorithm, "greedy-breadth-latest-end/best-fit");
 }
 
 TEST(MemoryPlan, LowerBoundCountsTemporariesAndAlignment) {
@@ -514,10 +518,12 @@ TEST(MemoryPlanProperty, RandomLifetimesVerifyAndStayNearTheBound) {
       if (plans[a].arenaBytes == bestArena)
         ++wins[a];
     }
-    // planMemory keeps exactly the best of them.
+    // planMemory is at least as good as the best of them (its local
+    // search may do better).
     if (trial % 4 == 0) {
       MemoryPlan best = planMemory(b);
-      ASSERT_EQ(best.arenaBytes, bestArena);
+      ASSERT_LE(best.arenaBytes, bestArena);
+      ASSERT_GE(best.arenaBytes, lb);
       ASSERT_TRUE(verifyPlan(b, best, error)) << error;
     }
     bestRatios.push_back((double)bestArena / (double)std::max<int64_t>(lb, 1));

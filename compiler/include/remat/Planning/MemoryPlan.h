@@ -20,7 +20,9 @@
 #define REMAT_PLANNING_MEMORYPLAN_H
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace remat::plan {
@@ -63,6 +65,18 @@ int64_t alignUp(int64_t bytes, int64_t alignment);
 int64_t lowerBound(const std::vector<Buffer> &buffers,
                    int64_t alignment = kDefaultAlignment);
 
+/// The first clash of a set of offsets: a pair (later, earlier) of buffers
+/// whose lifetimes intersect and whose [offset, offset + aligned size)
+/// ranges overlap, `later` being one that begins while `earlier` is live;
+/// nullopt when there is none. Zero-byte buffers clash with nothing.
+/// Expects one offset per buffer. O(n log n): a sweep over time with the
+/// live ranges ordered by offset. verifyPlan and the IR-level verifier pass
+/// (remat-verify-memory-plan) share it.
+std::optional<std::pair<size_t, size_t>>
+findOverlap(const std::vector<Buffer> &buffers,
+            const std::vector<int64_t> &offsets,
+            int64_t alignment = kDefaultAlignment);
+
 /// Checks `plan` against `buffers`: one offset per buffer, every offset
 /// non-negative and a multiple of `alignment`, every buffer inside
 /// [0, arenaBytes), and no two buffers with intersecting lifetimes
@@ -86,6 +100,12 @@ enum class PlacementOrder {
   /// breadth (live bytes), the buffers of each by decreasing size
   /// (Pisarchyk & Lee 2020, "greedy by breadth").
   Breadth,
+  /// Greedy by breadth, but each step's buffers longest-lived first (at the
+  /// bottom), so that what dies soon after the step sits on top and frees
+  /// contiguous space.
+  BreadthLongest,
+  /// Greedy by breadth, each step's buffers latest-ending first.
+  BreadthLatestEnd,
   /// Longest lifetime first, then largest.
   Lifetime,
   /// Largest size x lifetime first.
@@ -117,12 +137,15 @@ MemoryPlan assignOffsets(const std::vector<Buffer> &buffers,
                          int64_t alignment = kDefaultAlignment);
 
 /// Runs greedy-size/best-fit, then the other orders x fits (size/first-fit,
-/// breadth, area, lifetime) within an effort budget of twice what the first
-/// took (at least a few million set operations, so small inputs always get
-/// all eight; an algorithm that runs out is dropped), and keeps the smallest
-/// arena that verifies (ties: the earlier). Stops early at a plan that meets
-/// the lower bound. If `candidates` is given it receives every completed
-/// plan, in order. Throws std::logic_error if no plan verifies (a bug).
+/// the breadth variants, area, lifetime) within an effort budget of twice
+/// what the first took (at least a few million set operations, so small
+/// inputs always get all of them; an algorithm that runs out is dropped),
+/// and keeps the smallest arena that verifies (ties: the earlier). Stops
+/// early at a plan that meets the lower bound. Otherwise a local search
+/// over placement orders, from the best one, tries to close the gap within
+/// a like budget (its plan is named "<algorithm>+promotion"). If
+/// `candidates` is given it receives every completed greedy plan, in order.
+/// Throws std::logic_error if no plan verifies (a bug).
 MemoryPlan planMemory(const std::vector<Buffer> &buffers,
                       int64_t alignment = kDefaultAlignment,
                       std::vector<MemoryPlan> *candidates = nullptr);
