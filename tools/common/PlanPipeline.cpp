@@ -3,6 +3,7 @@
 #include "remat/Tools/PlanPipeline.h"
 
 #include "remat/Analysis/MemoryProfile.h"
+#include "remat/Planning/MemoryPlan.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/PassManager.h"
@@ -34,35 +35,42 @@ LogicalResult buildTrainStep(ModuleOp module, const AutodiffOptions &autodiff,
   return runPipeline(pm, module, commandLineOptions);
 }
 
-int planTrainStepPipeline(ModuleOp module, const PlanPipelineOptions &options,
-                          PlanReport &report) {
+int planTrainStepPipeline(ModuleOp module, const PlanTrainStepOptions &options,
+                          PlanReport &report, bool commandLineOptions) {
   auto step = module.lookupSymbol<func::FuncOp>("train_step");
   if (!step) {
     module.emitError("no @train_step to plan; run remat-autodiff first");
     return 1;
   }
-  // The peak before updates move up, for the report.
-  const int64_t plainOrderPeak = computeMemoryProfile(step).peakBytes;
+  // The peak before updates move up, for the report, measured like the
+  // baseline: the arena that order needs (live bytes alone would leave out
+  // fragmentation and understate what early updates save).
+  int64_t plainOrderPeak = 0;
+  {
+    MemoryProfile profile = computeMemoryProfile(step);
+    std::vector<plan::Buffer> buffers;
+    buffers.reserve(profile.buffers.size());
+    for (const BufferLifetime &b : profile.buffers)
+      buffers.push_back({b.bytes, b.begin, b.end, ""});
+    plainOrderPeak = plan::planMemory(buffers).arenaBytes;
+  }
 
   report = PlanReport();
-  PlanTrainStepOptions plan;
-  plan.budget = options.budget;
-  plan.strategy = options.strategy;
-  plan.target = options.target;
-  plan.milpSeconds = options.milpSeconds;
-  plan.costTable = options.costTable;
-  plan.workspace = options.workspace;
   PassManager pm(module.getContext());
   pm.addNestedPass<func::FuncOp>(createScheduleUpdates());
-  pm.addPass(createPlanTrainStepWithReport(plan, &report, 0));
+  pm.addPass(createPlanTrainStepWithReport(options, &report, 0));
+  // Every plan the drivers produce is proven safe from the IR itself before
+  // anything runs or is generated from it.
+  pm.addNestedPass<func::FuncOp>(createVerifyMemoryPlan());
   const bool planned =
-      succeeded(runPipeline(pm, module, options.commandLineOptions));
+      succeeded(runPipeline(pm, module, commandLineOptions));
   // A usage or IR error (reported already): the pass failed before it had
-  // a report, or with a plan that fits (the verifier rejected the IR).
+  // a report, or with a plan that fits (the IR verifier or
+  // remat-verify-memory-plan rejected it).
   if (!planned && (report.budgetBytes == 0 || report.feasible))
     return 1;
   // The plain-order peak is measured on the same footing as the planned one:
-  // persistent state + arena-style live bytes + workspace.
+  // persistent state + arena + workspace.
   if (report.plainOrderPeakBytes == 0)
     report.plainOrderPeakBytes =
         plainOrderPeak + report.persistentBytes + report.workspaceBytes;

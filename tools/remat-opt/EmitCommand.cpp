@@ -94,6 +94,7 @@ int writeFile(llvm::StringRef path, llvm::StringRef text) {
 } // namespace
 
 int runEmitCommand(ModuleOp module, const PlanReport &report,
+                   const std::string &optimizer,
                    const EmitCommandOptions &options) {
   if (options.output.empty() || options.output == "-")
     return fail("--emit=" + options.emit + " needs -o " +
@@ -134,7 +135,7 @@ int runEmitCommand(ModuleOp module, const PlanReport &report,
   for (auto func : module.getOps<func::FuncOp>())
     if (auto path = func->getAttrOfType<StringAttr>(RematDialect::kModelPathAttr))
       emit.modelPath = path.str();
-  emit.optimizer = options.optimizer;
+  emit.optimizer = optimizer;
   emit.strategy = report.strategy;
   emit.budgetBytes = report.budgetBytes;
   emit.workspaceBytes = report.workspaceBytes;

@@ -15,7 +15,6 @@ struct EmitCommandOptions {
   std::string emit;    // cpp, cuda or exe
   std::string output;  // a directory (cpp, cuda) or the executable's path
   std::string backend; // exe: cpu or cuda (empty: cuda when available)
-  std::string optimizer;
   /// The RematRuntime CMake package directory (empty: next to remat-opt).
   std::string runtimeDir;
   /// argv[0], to find the runtime package beside the remat-opt binary.
@@ -23,8 +22,10 @@ struct EmitCommandOptions {
 };
 
 /// Writes (and for exe builds) the training executable of the planned
-/// @train_step in `module`. Returns 0 or 1 (after printing the error).
+/// @train_step in `module`, built with `optimizer` (remat-autodiff's).
+/// Returns 0 or 1 (after printing the error).
 int runEmitCommand(mlir::ModuleOp module, const PlanReport &report,
+                   const std::string &optimizer,
                    const EmitCommandOptions &options);
 
 } // namespace remat

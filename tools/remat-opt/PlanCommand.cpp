@@ -22,28 +22,12 @@ int runPlanCommand(ModuleOp module, const PlanCommandOptions &options,
                     "mlir, cpp, cuda, exe\n";
     return 1;
   }
-  AutodiffOptions autodiff;
-  autodiff.loss = options.loss;
-  autodiff.labels = options.labels;
-  autodiff.logits = options.logits;
-  autodiff.optimizer = options.optimizer;
-  autodiff.lr = options.lr;
-  autodiff.momentum = options.momentum;
-  autodiff.nesterov = options.nesterov;
-  autodiff.weightDecay = options.weightDecay;
-  if (failed(buildTrainStep(module, autodiff, /*commandLineOptions=*/true)))
+  if (failed(buildTrainStep(module, options.autodiff,
+                            /*commandLineOptions=*/true)))
     return 1;
-
-  PlanPipelineOptions plan;
-  plan.budget = options.budget;
-  plan.strategy = options.strategy;
-  plan.target = options.target;
-  plan.milpSeconds = options.milpSeconds;
-  plan.costTable = options.costTable;
-  plan.workspace = options.workspace;
-  plan.commandLineOptions = true;
   PlanReport report;
-  int status = planTrainStepPipeline(module, plan, report);
+  int status = planTrainStepPipeline(module, options.plan, report,
+                                     /*commandLineOptions=*/true);
   if (status == 1)
     return 1;
 
@@ -53,7 +37,8 @@ int runPlanCommand(ModuleOp module, const PlanCommandOptions &options,
     printPlanReport(report, llvm::outs());
     if (status != 0)
       return status;
-    return runEmitCommand(module, report, options.codegen);
+    return runEmitCommand(module, report, options.autodiff.optimizer,
+                          options.codegen);
   }
   if (options.emit == "json")
     printPlanReportJson(report, os);

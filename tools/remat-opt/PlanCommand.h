@@ -5,6 +5,8 @@
 
 #include "EmitCommand.h"
 
+#include "remat/Passes/Passes.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
 #include "llvm/Support/raw_ostream.h"
@@ -13,18 +15,14 @@
 
 namespace remat {
 
+/// remat-opt --budget's settings: the two passes' own option structs
+/// (Passes.td), filled straight from the command line, and the output.
 struct PlanCommandOptions {
-  std::string budget;
-  std::string strategy = "auto";
-  std::string target = "h100";
-  double milpSeconds = 10;
-  std::string costTable;
-  std::string workspace;
+  /// How to build @train_step when the module has none.
+  AutodiffOptions autodiff;
+  /// remat-plan: budget, strategy, target, MILP limit, cost table, workspace.
+  PlanTrainStepOptions plan;
   std::string emit = "report"; // report, json, mlir, cpp, cuda or exe
-  // Training step construction (remat-autodiff options).
-  std::string loss = "auto", labels = "labels", logits, optimizer = "adam";
-  double lr = -1, momentum = 0, weightDecay = -1;
-  bool nesterov = false;
   /// --emit=cpp|cuda|exe: where and how to write the training executable.
   EmitCommandOptions codegen;
 };

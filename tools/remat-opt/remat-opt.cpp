@@ -101,6 +101,19 @@ static llvm::cl::opt<double> momentumFlag("momentum",
                                           llvm::cl::desc("SGD momentum"),
                                           llvm::cl::init(0),
                                           llvm::cl::cat(planCategory));
+static llvm::cl::opt<double> dampeningFlag("dampening",
+                                           llvm::cl::desc("SGD dampening"),
+                                           llvm::cl::init(0),
+                                           llvm::cl::cat(planCategory));
+static llvm::cl::opt<double> beta1Flag("beta1", llvm::cl::desc("Adam beta1"),
+                                       llvm::cl::init(0.9),
+                                       llvm::cl::cat(planCategory));
+static llvm::cl::opt<double> beta2Flag("beta2", llvm::cl::desc("Adam beta2"),
+                                       llvm::cl::init(0.999),
+                                       llvm::cl::cat(planCategory));
+static llvm::cl::opt<double> epsFlag("eps", llvm::cl::desc("Adam epsilon"),
+                                     llvm::cl::init(1e-8),
+                                     llvm::cl::cat(planCategory));
 static llvm::cl::opt<bool> nesterovFlag("nesterov",
                                         llvm::cl::desc("SGD Nesterov momentum"),
                                         llvm::cl::cat(planCategory));
@@ -175,31 +188,38 @@ int main(int argc, char **argv) {
     OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
     if (!module)
       return 1;
-    remat::PlanCommandOptions plan;
+    // The command line fills the passes' own option structs (Passes.td).
+    remat::PlanCommandOptions command;
+    remat::PlanTrainStepOptions &plan = command.plan;
     plan.budget = budgetFlag;
     plan.strategy = strategyFlag;
     plan.target = targetFlag;
     plan.milpSeconds = milpSecondsFlag;
     plan.costTable = costTableFlag;
     plan.workspace = workspaceFlag;
-    plan.emit = emitFlag.empty() ? std::string("report") : emitFlag.getValue();
-    plan.loss = lossFlag;
-    plan.labels = labelsFlag;
-    plan.logits = logitsFlag;
-    plan.optimizer = optimizerFlag;
-    plan.lr = lrFlag;
-    plan.momentum = momentumFlag;
-    plan.nesterov = nesterovFlag;
-    plan.weightDecay = weightDecayFlag;
+    remat::AutodiffOptions &autodiff = command.autodiff;
+    autodiff.loss = lossFlag;
+    autodiff.labels = labelsFlag;
+    autodiff.logits = logitsFlag;
+    autodiff.optimizer = optimizerFlag;
+    autodiff.lr = lrFlag;
+    autodiff.momentum = momentumFlag;
+    autodiff.dampening = dampeningFlag;
+    autodiff.nesterov = nesterovFlag;
+    autodiff.beta1 = beta1Flag;
+    autodiff.beta2 = beta2Flag;
+    autodiff.eps = epsFlag;
+    autodiff.weightDecay = weightDecayFlag;
+    command.emit =
+        emitFlag.empty() ? std::string("report") : emitFlag.getValue();
     if (codegen) {
-      plan.codegen.emit = emitFlag;
-      plan.codegen.output = outputFilename;
-      plan.codegen.backend = backendFlag;
-      plan.codegen.optimizer = optimizerFlag;
-      plan.codegen.runtimeDir = runtimeDirFlag;
-      plan.codegen.argv0 = argv[0];
+      command.codegen.emit = emitFlag;
+      command.codegen.output = outputFilename;
+      command.codegen.backend = backendFlag;
+      command.codegen.runtimeDir = runtimeDirFlag;
+      command.codegen.argv0 = argv[0];
     }
-    int status = remat::runPlanCommand(*module, plan, output->os());
+    int status = remat::runPlanCommand(*module, command, output->os());
     if (status != 1)
       output->keep();
     return status;

@@ -3,6 +3,8 @@
 #ifndef REMAT_TOOLS_REMAT_RUN_OPTIONS_H
 #define REMAT_TOOLS_REMAT_RUN_OPTIONS_H
 
+#include "remat/Passes/Passes.h"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -10,17 +12,14 @@
 
 namespace remat::run {
 
-/// `--train`'s settings: the autodiff pass's options, the step loop, and what
-/// to write or check afterwards.
+/// `--train`'s settings: the autodiff and planning passes' own options
+/// (Passes.td), the step loop, and what to write or check afterwards.
 struct TrainOptions {
+  TrainOptions() { plan.target = "cpu"; }
   bool enabled = false;
   int64_t steps = 1;
-  // remat-autodiff (negative lr / weight decay: the pass's defaults).
-  std::string loss = "auto", labels = "labels", logits;
-  std::string optimizer = "sgd";
-  double lr = -1, momentum = 0, dampening = 0, beta1 = 0.9, beta2 = 0.999,
-         eps = 1e-8, weightDecay = -1;
-  bool nesterov = false;
+  /// remat-autodiff (negative lr / weight decay: the pass's defaults).
+  AutodiffOptions autodiff;
   // Outputs.
   std::string dumpGrads, dumpParams, dumpBuffers, saveWeights;
   // Checks against reference tensors: pass iff max|a-b| <= tolerance *
@@ -33,13 +32,10 @@ struct TrainOptions {
   std::optional<double> maxFinalLoss;
   /// --check-exact: the --check-* comparisons require identical bytes.
   bool checkExact = false;
-  // Planning (remat-plan) under --budget: the step then runs in the plan's
-  // arena. Empty budget: no planning ("none" is the only strategy allowed).
-  std::string budget;
-  std::string strategy; // empty: auto with a budget
-  std::string target = "cpu";
-  double milpSeconds = 10;
-  std::string workspace;
+  /// remat-plan under --budget (target cpu unless --target): the step then
+  /// runs in the plan's arena. Empty budget: no planning ("none" is the only
+  /// strategy allowed).
+  PlanTrainStepOptions plan;
   /// --check-arena: the interpreter's overlap check on every arena write.
   bool checkArena = false;
 };

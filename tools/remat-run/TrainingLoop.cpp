@@ -35,22 +35,10 @@ struct TrainingState {
   std::set<std::string> parameters, buffers, updatedBuffers;
 };
 
-bool appendsLoss(const TrainOptions &train) { return train.loss != "auto"; }
+bool appendsLoss(const TrainOptions &train) { return train.autodiff.loss != "auto"; }
 
 remat::AutodiffOptions autodiffOptions(const TrainOptions &train) {
-  remat::AutodiffOptions o;
-  o.loss = train.loss;
-  o.labels = train.labels;
-  o.logits = train.logits;
-  o.optimizer = train.optimizer;
-  o.lr = train.lr;
-  o.momentum = train.momentum;
-  o.dampening = train.dampening;
-  o.nesterov = train.nesterov;
-  o.beta1 = train.beta1;
-  o.beta2 = train.beta2;
-  o.eps = train.eps;
-  o.weightDecay = train.weightDecay;
+  remat::AutodiffOptions o = train.autodiff;
   o.returnGradients =
       !train.dumpGrads.empty() || !train.checkGrads.empty();
   return o;
@@ -193,14 +181,8 @@ double absorbResults(func::FuncOp step, std::vector<rt::Tensor> &results,
 /// and prints the plan's summary line. Throws when no plan fits.
 void planStep(ModuleOp module, const Options &options) {
   const TrainOptions &train = options.train;
-  remat::PlanPipelineOptions plan;
-  plan.budget = train.budget;
-  plan.strategy = train.strategy.empty() ? "auto" : train.strategy;
-  plan.target = train.target;
-  plan.milpSeconds = train.milpSeconds;
-  plan.workspace = train.workspace;
   remat::PlanReport report;
-  const int status = remat::planTrainStepPipeline(module, plan, report);
+  const int status = remat::planTrainStepPipeline(module, train.plan, report);
   if (status == 1)
     throw ReportedError("remat-plan failed on '" + options.model + "'");
   if (!options.quiet || status != 0)
@@ -217,7 +199,7 @@ void planStep(ModuleOp module, const Options &options) {
               << report.strategy << " strategy, " << report.target
               << " target)" << std::endl;
   if (status != 0)
-    throw ReportedError("no plan fits the budget " + train.budget);
+    throw ReportedError("no plan fits the budget " + train.plan.budget);
 }
 
 /// Whether `got` is within 1e-5 * max(1, |want|) of `want`.
@@ -237,7 +219,7 @@ int runTraining(MLIRContext &context, const Options &options) {
   const unsigned forwardArgs = loaded.forward.getNumArguments();
   if (!loaded.mlirInput && appendsLoss(train) &&
       loaded.inputFiles.size() != loaded.dataInputs.size() + 1)
-    throw ToolError("--loss " + train.loss + " needs the labels in input_" +
+    throw ToolError("--loss " + train.autodiff.loss + " needs the labels in input_" +
                     std::to_string(loaded.dataInputs.size()) + ".pb after " +
                     "the model's " + std::to_string(loaded.dataInputs.size()) +
                     " graph input(s); '" + options.inputsDir + "' holds " +
@@ -251,7 +233,7 @@ int runTraining(MLIRContext &context, const Options &options) {
   auto step = loaded.module->lookupSymbol<func::FuncOp>("train_step");
   if (!step)
     throw ToolError("remat-autodiff produced no @train_step");
-  if (!train.budget.empty())
+  if (!train.plan.budget.empty())
     planStep(*loaded.module, options);
 
   TrainingState state;
@@ -280,10 +262,10 @@ int runTraining(MLIRContext &context, const Options &options) {
     std::ostringstream summary;
     summary.precision(2);
     summary << std::fixed << "trained " << train.steps << " step"
-            << (train.steps == 1 ? "" : "s") << " (" << train.optimizer
+            << (train.steps == 1 ? "" : "s") << " (" << train.autodiff.optimizer
             << "): " << runMs / std::max<int64_t>(train.steps, 1)
             << " ms/step (import " << loaded.importMs << " ms, "
-            << (train.budget.empty() ? "autodiff " : "autodiff and plan ")
+            << (train.plan.budget.empty() ? "autodiff " : "autodiff and plan ")
             << compileMs << " ms, peak "
             << interpreter.peakLiveBytes() / 1024.0
             << " KiB of intermediates), final loss "

@@ -211,7 +211,7 @@ std::optional<Options> parseCommandLine(int argc, char **argv) {
       else if (flag == "--train")
         train.enabled = true;
       else if (flag == "--nesterov")
-        train.nesterov = true;
+        train.autodiff.nesterov = true;
       else if (flag == "--verbose")
         options.verbose = true;
       else if (flag == "--check-exact")
@@ -262,27 +262,27 @@ std::optional<Options> parseCommandLine(int argc, char **argv) {
     else if (flag == "--steps")
       train.steps = parseInt(flag, value);
     else if (flag == "--loss")
-      train.loss = value;
+      train.autodiff.loss = value;
     else if (flag == "--labels")
-      train.labels = value;
+      train.autodiff.labels = value;
     else if (flag == "--logits")
-      train.logits = value;
+      train.autodiff.logits = value;
     else if (flag == "--optimizer")
-      train.optimizer = value;
+      train.autodiff.optimizer = value;
     else if (flag == "--lr")
-      train.lr = parseDouble(flag, value);
+      train.autodiff.lr = parseDouble(flag, value);
     else if (flag == "--momentum")
-      train.momentum = parseDouble(flag, value);
+      train.autodiff.momentum = parseDouble(flag, value);
     else if (flag == "--dampening")
-      train.dampening = parseDouble(flag, value);
+      train.autodiff.dampening = parseDouble(flag, value);
     else if (flag == "--beta1")
-      train.beta1 = parseDouble(flag, value);
+      train.autodiff.beta1 = parseDouble(flag, value);
     else if (flag == "--beta2")
-      train.beta2 = parseDouble(flag, value);
+      train.autodiff.beta2 = parseDouble(flag, value);
     else if (flag == "--eps")
-      train.eps = parseDouble(flag, value);
+      train.autodiff.eps = parseDouble(flag, value);
     else if (flag == "--weight-decay")
-      train.weightDecay = parseDouble(flag, value);
+      train.autodiff.weightDecay = parseDouble(flag, value);
     else if (flag == "--dump-grads")
       train.dumpGrads = value;
     else if (flag == "--dump-params")
@@ -304,15 +304,15 @@ std::optional<Options> parseCommandLine(int argc, char **argv) {
     else if (flag == "--max-final-loss")
       train.maxFinalLoss = parseDouble(flag, value, /*allowNegative=*/true);
     else if (flag == "--budget")
-      train.budget = value;
+      train.plan.budget = value;
     else if (flag == "--strategy")
-      train.strategy = value;
+      train.plan.strategy = value;
     else if (flag == "--target")
-      train.target = value;
+      train.plan.target = value;
     else if (flag == "--milp-seconds")
-      train.milpSeconds = parseDouble(flag, value);
+      train.plan.milpSeconds = parseDouble(flag, value);
     else if (flag == "--workspace")
-      train.workspace = value;
+      train.plan.workspace = value;
   }
   if (positional.size() != 1)
     throw ToolError(positional.empty()
@@ -330,21 +330,22 @@ std::optional<Options> parseCommandLine(int argc, char **argv) {
   if (train.enabled) {
     if (train.steps < 1)
       throw ToolError("--steps must be at least 1");
-    if (train.optimizer != "sgd" && train.optimizer != "adam" &&
-        train.optimizer != "adamw")
-      throw ToolError("unknown optimizer '" + train.optimizer +
+    if (train.autodiff.optimizer != "sgd" && train.autodiff.optimizer != "adam" &&
+        train.autodiff.optimizer != "adamw")
+      throw ToolError("unknown optimizer '" + train.autodiff.optimizer +
                       "' (valid: sgd, adam, adamw)");
-    if (train.loss != "auto" && train.loss != "cross-entropy" &&
-        train.loss != "mse")
-      throw ToolError("unknown loss '" + train.loss +
+    if (train.autodiff.loss != "auto" && train.autodiff.loss != "cross-entropy" &&
+        train.autodiff.loss != "mse")
+      throw ToolError("unknown loss '" + train.autodiff.loss +
                       "' (valid: auto, cross-entropy, mse)");
-    if (train.loss == "auto" && trainFlagsGiven.count("--labels"))
+    if (train.autodiff.loss == "auto" && trainFlagsGiven.count("--labels"))
       throw ToolError("--labels needs --loss cross-entropy|mse");
-    if (train.loss == "auto" && trainFlagsGiven.count("--logits"))
+    if (train.autodiff.loss == "auto" && trainFlagsGiven.count("--logits"))
       throw ToolError("--logits needs --loss cross-entropy|mse");
-    if (train.budget.empty()) {
-      if (!train.strategy.empty() && train.strategy != "none")
-        throw ToolError("--strategy " + train.strategy + " needs --budget "
+    if (train.plan.budget.empty()) {
+      if (trainFlagsGiven.count("--strategy") &&
+          train.plan.strategy != "none")
+        throw ToolError("--strategy " + train.plan.strategy + " needs --budget "
                         "(without one the step is not planned: --strategy "
                         "none)");
       for (const char *flag : {"--target", "--milp-seconds", "--workspace",
@@ -356,7 +357,7 @@ std::optional<Options> parseCommandLine(int argc, char **argv) {
         (train.checkGrads.empty() || train.checkParams.empty()))
       throw ToolError("--skip-grad-below needs --check-grads (the reference "
                       "gradients) and --check-params");
-    if (train.optimizer == "sgd") {
+    if (train.autodiff.optimizer == "sgd") {
       for (const char *flag : {"--beta1", "--beta2", "--eps"})
         if (trainFlagsGiven.count(flag))
           throw ToolError(std::string(flag) + " applies to adam and adamw, "
@@ -365,7 +366,7 @@ std::optional<Options> parseCommandLine(int argc, char **argv) {
       for (const char *flag : {"--momentum", "--dampening", "--nesterov"})
         if (trainFlagsGiven.count(flag))
           throw ToolError(std::string(flag) + " applies to sgd, not " +
-                          train.optimizer);
+                          train.autodiff.optimizer);
     }
   }
   return options;

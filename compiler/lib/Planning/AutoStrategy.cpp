@@ -19,7 +19,9 @@
 //     or a nested checkpoint (level 1). Moves: one unit to another mode,
 //     every unit of one mode to another, the retention rule; first
 //     improvement, then perturbations (iterated local search) until a
-//     number of rounds without improvement or the time limit. On small
+//     number of rounds without improvement or the work limit (node steps
+//     built and simulated, AutoOptions::workLimit; not wall time, so the
+//     result does not depend on machine load). On small
 //     graphs each forward value is a unit and the search restarts from the
 //     8 best distinct seeds; on big ones a unit is a group: the same op at
 //     the same place in every region (transformer blocks repeat), so one
@@ -53,9 +55,8 @@ public:
 
   /// Builds c; keeps it if it is the best so far. Returns its plan.
   const RematPlan &consider(const Candidate &c) {
-    ++evaluations;
     scratch = RematPlan();
-    if (!builder.build(c.level, c.retainAll, scratch))
+    if (!build(c.level, c.retainAll, scratch))
       return scratch;
     scratch.strategy = c.label;
     if (!have || better(problem, scratch, bestPlan)) {
@@ -66,7 +67,22 @@ public:
     return scratch;
   }
 
-  bool timeLeft() const { return watch.seconds() < options.timeLimitSeconds; }
+  /// Builds and simulates one plan, counting its cost towards the work
+  /// limit: the nodes the builder walks (the schedule) and the nodes it
+  /// emits (the plan's sequence, recomputations included), which is what
+  /// its time is proportional to.
+  bool build(const std::vector<int> &level, bool retainAll, RematPlan &plan) {
+    ++evaluations;
+    bool ok = builder.build(level, retainAll, plan);
+    work += info.n + static_cast<int64_t>(plan.sequence.size());
+    return ok;
+  }
+
+  /// Whether the search phases may go on: a deterministic budget of work,
+  /// not of wall time, so that the plan does not depend on machine load.
+  bool workLeft() const {
+    return options.workLimit <= 0 || work < options.workLimit;
+  }
 
   /// Keeps everything from forward position `from` on in c.
   Candidate withTail(const Candidate &c, int from) const {
@@ -170,8 +186,7 @@ public:
       values.push_back(1);
     Candidate cur = start;
     RematPlan curPlan;
-    ++evaluations;
-    if (!builder.build(cur.level, cur.retainAll, curPlan))
+    if (!build(cur.level, cur.retainAll, curPlan))
       return;
     std::vector<int> order(units.size());
     for (size_t i = 0; i < order.size(); ++i)
@@ -190,12 +205,12 @@ public:
     };
     auto climb = [&](Candidate &c, RematPlan &plan, bool shuffle) {
       bool improved = true;
-      while (improved && timeLeft()) {
+      while (improved && workLeft()) {
         improved = false;
         if (shuffle)
           std::shuffle(order.begin(), order.end(), rng);
         for (int u : order) {
-          if (!timeLeft())
+          if (!workLeft())
             break;
           int now = unitValue(c, u);
           std::vector<int> saved;
@@ -205,9 +220,8 @@ public:
             if (value == now)
               continue;
             setUnit(c, u, value);
-            ++evaluations;
             RematPlan trial;
-            if (builder.build(c.level, c.retainAll, trial) &&
+            if (build(c.level, c.retainAll, trial) &&
                 better(problem, trial, plan)) {
               plan = std::move(trial);
               now = value;
@@ -224,7 +238,7 @@ public:
         // Switching every unit from one mode to another.
         for (int from : values)
           for (int to : values) {
-            if (from == to || !timeLeft())
+            if (from == to || !workLeft())
               continue;
             Candidate trialC = c;
             bool any = false;
@@ -235,9 +249,8 @@ public:
               }
             if (!any)
               continue;
-            ++evaluations;
             RematPlan trial;
-            if (builder.build(trialC.level, trialC.retainAll, trial) &&
+            if (build(trialC.level, trialC.retainAll, trial) &&
                 better(problem, trial, plan)) {
               plan = std::move(trial);
               c = std::move(trialC);
@@ -246,9 +259,8 @@ public:
           }
         // The retention rule as a move too.
         c.retainAll = !c.retainAll;
-        ++evaluations;
         RematPlan trial;
-        if (builder.build(c.level, c.retainAll, trial) &&
+        if (build(c.level, c.retainAll, trial) &&
             better(problem, trial, plan)) {
           plan = std::move(trial);
           improved = true;
@@ -267,14 +279,13 @@ public:
     std::uniform_int_distribution<int> pickValue(
         0, static_cast<int>(values.size()) - 1);
     int stale = 0;
-    while (stale < maxStale && timeLeft()) {
+    while (stale < maxStale && workLeft()) {
       Candidate c = runBest;
       RematPlan plan;
       int flips = 1 + static_cast<int>(rng() % 3);
       for (int f = 0; f < flips; ++f)
         setUnit(c, pickUnit(rng), values[pickValue(rng)]);
-      ++evaluations;
-      if (!builder.build(c.level, c.retainAll, plan))
+      if (!build(c.level, c.retainAll, plan))
         break;
       climb(c, plan, /*shuffle=*/true);
       if (better(problem, plan, runBestPlan)) {
@@ -304,11 +315,11 @@ public:
   const AutoOptions &options;
   PlanBuilder builder;
   std::mt19937 rng;
-  Stopwatch watch;
   Candidate best;
   RematPlan bestPlan, scratch;
   bool have = false;
   int evaluations = 0;
+  int64_t work = 0; // node steps built and simulated so far
 };
 
 } // namespace
@@ -465,7 +476,7 @@ RematPlan planAuto(const RematProblem &problem, const AutoOptions &options) {
   } else {
     search.localSearch(search.best, units, /*allowLevel1=*/true, 2);
   }
-  if (!small && search.timeLeft())
+  if (!small && search.workLeft())
     search.tailSearch(search.best);
 
   RematPlan result = search.bestPlan;
@@ -485,8 +496,11 @@ RematPlan planAuto(const RematProblem &problem, const AutoOptions &options) {
   result.provedOptimal = result.provedOptimal && result.strategy.rfind(
                                                      "milp", 0) == 0;
   std::string label = "auto: " + result.strategy;
-  std::string note = std::to_string(search.evaluations) + " plans simulated";
+  std::string note = std::to_string(search.evaluations) + " plans simulated (" +
+                     std::to_string(search.work) + " node steps" +
+                     (search.workLeft() ? "" : ", work limit reached") + ")";
   result.note = result.note.empty() ? note : note + "; " + result.note;
+  result.searchWork = search.work;
   finish(problem, result, label, watch.seconds());
   return result;
 }

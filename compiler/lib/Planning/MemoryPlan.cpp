@@ -78,6 +78,48 @@ std::string describeBuffer(const std::vector<Buffer> &buffers, size_t i,
 
 } // namespace
 
+std::optional<std::pair<size_t, size_t>>
+findOverlap(const std::vector<Buffer> &buffers,
+            const std::vector<int64_t> &offsets, int64_t alignment) {
+  const size_t n = std::min(buffers.size(), offsets.size());
+  std::vector<int64_t> size(n);
+  std::vector<size_t> order;
+  order.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    size[i] = alignUp(std::max<int64_t>(0, buffers[i].bytes), alignment);
+    if (size[i] > 0)
+      order.push_back(i);
+  }
+  // Every pair of intersecting lifetimes has a member that starts while the
+  // other is live, so checking each buffer, as it starts, against the live
+  // ones suffices; the live ones are pairwise disjoint (checked as they
+  // started), so only the neighbours by offset need looking at.
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return buffers[a].begin < buffers[b].begin;
+  });
+  using Ending = std::pair<int, size_t>; // (end, index)
+  std::priority_queue<Ending, std::vector<Ending>, std::greater<Ending>> live;
+  std::map<int64_t, size_t> byOffset; // offset -> index, live buffers only
+  for (size_t i : order) {
+    while (!live.empty() && live.top().first < buffers[i].begin) {
+      byOffset.erase(offsets[live.top().second]);
+      live.pop();
+    }
+    int64_t off = offsets[i];
+    auto next = byOffset.lower_bound(off);
+    if (next != byOffset.end() && next->first < off + size[i])
+      return std::make_pair(i, next->second);
+    if (next != byOffset.begin()) {
+      auto prev = std::prev(next);
+      if (prev->first + size[prev->second] > off)
+        return std::make_pair(i, prev->second);
+    }
+    byOffset.emplace(off, i);
+    live.emplace(buffers[i].end, i);
+  }
+  return std::nullopt;
+}
+
 bool verifyPlan(const std::vector<Buffer> &buffers, const MemoryPlan &plan,
                 int64_t alignment, std::string &error) {
   error.clear();
@@ -115,46 +157,17 @@ bool verifyPlan(const std::vector<Buffer> &buffers, const MemoryPlan &plan,
     }
   }
 
-  // Sweep over time. Every pair of intersecting lifetimes has a later-begin
-  // member that starts while the other is live, so checking each buffer, as
-  // it starts, against the live ones suffices; the live ones are pairwise
-  // disjoint (checked as they started), so only the neighbours by offset
-  // need looking at.
-  std::vector<size_t> order;
-  order.reserve(n);
-  for (size_t i = 0; i < n; ++i)
-    if (size[i] > 0)
-      order.push_back(i);
-  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return buffers[a].begin < buffers[b].begin;
-  });
-  using Ending = std::pair<int, size_t>; // (end, index)
-  std::priority_queue<Ending, std::vector<Ending>, std::greater<Ending>> live;
-  std::map<int64_t, size_t> byOffset; // offset -> index, live buffers only
-  auto clash = [&](size_t a, size_t b) {
-    int step = std::max(buffers[a].begin, buffers[b].begin);
-    error = describeBuffer(buffers, b, plan.offsets[b], size[b]) + " and " +
-            describeBuffer(buffers, a, plan.offsets[a], size[a]) +
+  if (std::optional<std::pair<size_t, size_t>> hit =
+          findOverlap(buffers, plan.offsets, alignment)) {
+    auto [later, earlier] = *hit;
+    int step = std::max(buffers[later].begin, buffers[earlier].begin);
+    error = describeBuffer(buffers, earlier, plan.offsets[earlier],
+                           size[earlier]) +
+            " and " +
+            describeBuffer(buffers, later, plan.offsets[later], size[later]) +
             " are both live at step " + std::to_string(step) +
             " and overlap in the arena";
     return false;
-  };
-  for (size_t i : order) {
-    while (!live.empty() && live.top().first < buffers[i].begin) {
-      byOffset.erase(plan.offsets[live.top().second]);
-      live.pop();
-    }
-    int64_t off = plan.offsets[i];
-    auto next = byOffset.lower_bound(off);
-    if (next != byOffset.end() && next->first < off + size[i])
-      return clash(i, next->second);
-    if (next != byOffset.begin()) {
-      auto prev = std::prev(next);
-      if (prev->first + size[prev->second] > off)
-        return clash(i, prev->second);
-    }
-    byOffset.emplace(off, i);
-    live.emplace(buffers[i].end, i);
   }
   return true;
 }

@@ -597,7 +597,8 @@ RematPlan planMilp(const RematProblem &problem, const MilpOptions &options) {
   if (options.warmStart) {
     AutoOptions heuristic;
     heuristic.milpBelowNodes = 0;
-    heuristic.timeLimitSeconds = std::min(2.0, options.timeLimitSeconds / 4);
+    // A fraction of auto's own search: the MILP does the rest.
+    heuristic.workLimit = AutoOptions().workLimit / 2;
     warm = planAuto(problem, heuristic);
     have = true;
   }

@@ -80,6 +80,10 @@ void printPlanReport(const PlanReport &r, llvm::raw_ostream &os) {
   for (const auto &[category, bytes] : r.peakBreakdown)
     row("    " + category + " at peak", formatBytes(bytes));
   row("  workspace", formatBytes(r.workspaceBytes));
+  if (r.simulatedPeakBytes > 0)
+    row("simulated peak", formatBytes(r.simulatedPeakBytes) +
+                              " (the strategy's estimate before the arena "
+                              "layout; detail only)");
   row("FLOPs per step", flops(r.forwardFlops) + " forward, " +
                             flops(r.backwardFlops) + " backward, " +
                             flops(r.recomputeFlops) + " recompute");
@@ -125,6 +129,7 @@ void printPlanReportJson(const PlanReport &r, llvm::raw_ostream &os) {
       {"budget_bytes", r.budgetBytes},
       {"peak_bytes", r.peakBytes},
       {"baseline_peak_bytes", r.baselinePeakBytes},
+      {"simulated_peak_bytes", r.simulatedPeakBytes},
       {"plain_order_peak_bytes", r.plainOrderPeakBytes},
       {"minimum_feasible_bytes", r.minimumFeasibleBytes},
       {"lower_bound_bytes", r.lowerBoundBytes},

@@ -66,6 +66,23 @@ int64_t parameterElements(func::FuncOp func, int64_t &bytes) {
   return count;
 }
 
+/// `note` without the strategies' "does not fit the budget: ..." clause
+/// (see finish() in CheckpointSchedule.cpp), which is about their simulated
+/// peak, not the arena the plan really needs.
+std::string withoutFitVerdict(const std::string &note) {
+  std::string out;
+  llvm::SmallVector<llvm::StringRef> parts;
+  llvm::StringRef(note).split(parts, "; ");
+  for (llvm::StringRef part : parts) {
+    if (part.starts_with("does not fit the budget"))
+      continue;
+    if (!out.empty())
+      out += "; ";
+    out += part.str();
+  }
+  return out;
+}
+
 /// Why nothing fits, in the user's terms.
 std::string explainInfeasible(const PlanReport &report,
                               const PlannerOptions &options) {
@@ -117,11 +134,6 @@ FailureOr<PlanReport> planTrainStep(func::FuncOp func, const CostModel &costMode
   if (!plan::simulate(graph.problem, baseline, error))
     return func.emitError("remat planner: the schedule is not valid: ") << error,
            failure();
-  // Measured like the planned peak (persistent + arena-style live bytes +
-  // workspace), with the schedule as it is.
-  report.baselinePeakBytes =
-      computeMemoryProfile(func, options.alignment).peakBytes +
-      graph.persistentBytes + options.workspaceBytes;
   report.baselineStepSeconds = baseline.seconds;
   for (size_t i = 0; i < graph.ops.size(); ++i) {
     if (graph.problem.nodes[i].recomputable)
@@ -144,27 +156,51 @@ FailureOr<PlanReport> planTrainStep(func::FuncOp func, const CostModel &costMode
     trial.erase();
     return peak;
   };
+  // The unplanned step as the runtime allocates it, measured exactly like
+  // the planned peak: persistent state + the arena of the no-recompute
+  // schedule (fragmentation included) + workspace. So `--strategy none` fits
+  // a budget of exactly this many bytes. (Live bytes alone undercount it by
+  // the arena's fragmentation.)
+  report.baselinePeakBytes = arenaPeak(baseline);
+  auto planPeak = [&](const plan::RematPlan &p) {
+    return p.sequence == baseline.sequence ? report.baselinePeakBytes
+                                           : arenaPeak(p);
+  };
   plan::RematPlan chosen;
+  plan::StrategyOptions strategyOptions = options.strategyOptions;
+  int64_t workPool = 3 * strategyOptions.autoOptions.workLimit;
   for (int attempt = 0; attempt < 6; ++attempt) {
     chosen = plan::runStrategy(options.strategy, graph.problem,
-                               options.strategyOptions);
+                               strategyOptions);
+    // Each retry gets auto's full work limit (a retry with less search finds
+    // worse plans near the floor), but all attempts together at most three
+    // times it, which bounds the planner's time.
+    if (workPool > 0) {
+      workPool -= chosen.searchWork;
+      strategyOptions.autoOptions.workLimit = std::max<int64_t>(
+          1, std::min(options.strategyOptions.autoOptions.workLimit, workPool));
+    }
     if (!plan::simulate(graph.problem, chosen, error))
       return func.emitError("remat planner: strategy '")
                  << report.strategy << "' produced an invalid plan: " << error,
              failure();
     if (chosen.peakBytes > graph.problem.budgetBytes)
       break; // does not fit even before fragmentation
-    int64_t overshoot = arenaPeak(chosen) - options.budgetBytes;
+    int64_t overshoot = planPeak(chosen) - options.budgetBytes;
     if (overshoot <= 0)
       break;
     // Leave a little room besides the overshoot: a new plan has a new arena.
     graph.problem.budgetBytes -= overshoot + options.budgetBytes / 500;
   }
   graph.problem.budgetBytes = options.budgetBytes;
-  report.strategyNote = chosen.note;
+  // The verdict is the arena figure's (below); the strategy's own
+  // "does not fit" from its simulated peak would contradict it when the two
+  // disagree, so the simulated peak is reported as a labelled figure instead.
+  report.strategyNote = withoutFitVerdict(chosen.note);
+  report.simulatedPeakBytes = chosen.peakBytes;
   report.milpProvedOptimal = chosen.provedOptimal;
   report.milpGap = chosen.optimalityGap;
-  int64_t chosenPeak = arenaPeak(chosen);
+  int64_t chosenPeak = planPeak(chosen);
   report.minimumFeasibleBytes = chosenPeak;
   if (chosenPeak > options.budgetBytes) {
     // The least memory any strategy reaches, measured like the planned peak
@@ -173,7 +209,7 @@ FailureOr<PlanReport> planTrainStep(func::FuncOp func, const CostModel &costMode
       plan::RematPlan p = plan::runStrategy(s, graph.problem, options.strategyOptions);
       if (plan::simulate(graph.problem, p, error))
         report.minimumFeasibleBytes =
-            std::min(report.minimumFeasibleBytes, arenaPeak(p));
+            std::min(report.minimumFeasibleBytes, planPeak(p));
     }
   }
 

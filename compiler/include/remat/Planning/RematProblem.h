@@ -68,6 +68,8 @@ struct RematPlan {
   /// planner's wall time, and which strategy (and variant) made the plan.
   bool fitsBudget = false;
   double solveSeconds = 0;
+  /// For auto: the work its search spent (AutoOptions::workLimit's units).
+  int64_t searchWork = 0;
   std::string strategy;
 };
 

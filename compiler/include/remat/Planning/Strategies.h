@@ -56,9 +56,15 @@ struct MilpOptions {
 };
 
 struct AutoOptions {
-  /// Soft wall-clock limit for the local search phases; the seed plans and
-  /// one greedy pass always run.
-  double timeLimitSeconds = 4;
+  /// Work limit of the search phases, in node steps built and simulated
+  /// (each candidate plan costs the schedule's node count plus its sequence
+  /// length): deterministic, unlike a wall-clock limit, so the plan does not
+  /// depend on machine load; and scaled to the graph, since a big graph's
+  /// candidates cost more each. The seed plans always run; local search and
+  /// the final tail search stop once this is spent. 0 means no limit.
+  /// The default is about 2-3 s of search on one core of a 2026 server CPU
+  /// (Llama-7B shape at its memory floor); GPT-2 small needs a tenth of it.
+  int64_t workLimit = 50'000'000;
   /// Up to this many nodes every forward value is a move of the local
   /// search; above it, values are moved in groups (the same op at the same
   /// place in every region).
@@ -69,8 +75,7 @@ struct AutoOptions {
   int milpBelowNodes = 80;
   double milpSeconds = 3;
   /// Seed for the perturbations of the local search. Results are
-  /// deterministic unless the time limit cuts the search short (big graphs,
-  /// or the MILP polish).
+  /// deterministic, except where the MILP polish stops on milpSeconds.
   unsigned seed = 1;
 };
 

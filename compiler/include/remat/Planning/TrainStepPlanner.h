@@ -46,7 +46,12 @@ struct PlanReport {
   std::string strategyNote;
   int64_t budgetBytes = 0;
   int64_t peakBytes = 0;            // planned
-  int64_t baselinePeakBytes = 0;    // no recomputation, same schedule
+  /// No recomputation, same schedule, measured like peakBytes (the arena
+  /// of that schedule): `--strategy none` fits exactly this budget.
+  int64_t baselinePeakBytes = 0;
+  /// The chosen plan's peak as the strategy simulated it (live bytes, before
+  /// the arena layout); detail only: feasible and peakBytes use the arena.
+  int64_t simulatedPeakBytes = 0;
   int64_t plainOrderPeakBytes = 0;  // before remat-schedule-updates
   int64_t minimumFeasibleBytes = 0; // lowest peak any strategy reached
   int64_t persistentBytes = 0;

@@ -102,4 +102,27 @@ def PlanTrainStep : Pass<"remat-plan", "mlir::ModuleOp"> {
   ];
 }
 
+def VerifyMemoryPlan : Pass<"remat-verify-memory-plan", "mlir::func::FuncOp"> {
+  let summary = "Prove that a planned function's arena offsets are safe";
+  let description = [{
+    Checks the static memory plan that remat-plan wrote into the IR, from
+    the attributes alone (not the planner's data structures): on a function
+    with `remat.arena_bytes`, every non-persistent tensor that is used has
+    an offset (`remat.arena_offsets` on ops, one entry per result, -1 for
+    results written in place into persistent state; `remat.arena_offset` on
+    input arguments), a `remat.reshape` has its input's offset (it is a
+    view), offsets are multiples of `alignment`, every tensor lies inside
+    the arena, and no two tensors that are live at the same time (over the
+    body order; inputs from the start, returned values to the end) overlap.
+    Constants live in the persistent region and are not checked. Errors are
+    reported on the op (or the function, for arguments) and name both
+    tensors and their byte ranges. Functions without `remat.arena_bytes`
+    are left alone. The drivers' planning pipeline runs it after remat-plan.
+  }];
+  let options = [
+    Option<"alignment", "alignment", "int64_t", "256",
+           "Required alignment of every arena offset, in bytes">,
+  ];
+}
+
 #endif // REMAT_PASSES

@@ -2,7 +2,8 @@
 //
 // What `remat-opt --budget` and `remat-run --train --budget` both run on a
 // module: build @train_step (remat-fuse-gelu, remat-autodiff) unless there is
-// one, then remat-schedule-updates and remat-plan, with the plan's report.
+// one, then remat-schedule-updates and remat-plan, with the plan's report,
+// and remat-verify-memory-plan on the result.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,33 +19,23 @@
 
 namespace remat {
 
-/// remat-plan's options (see Passes.td).
-struct PlanPipelineOptions {
-  std::string budget;
-  std::string strategy = "auto";
-  std::string target = "h100";
-  double milpSeconds = 10;
-  std::string costTable;
-  std::string workspace;
-  /// Apply MLIR's pass-manager command-line options (--mlir-print-ir-*,
-  /// --mlir-timing, ...); only for drivers that registered them.
-  bool commandLineOptions = false;
-};
-
 /// Builds @train_step with remat-fuse-gelu and remat-autodiff unless the
 /// module already has one. Failure: the diagnostics have been emitted.
 mlir::LogicalResult buildTrainStep(mlir::ModuleOp module,
                                    const AutodiffOptions &autodiff,
                                    bool commandLineOptions = false);
 
-/// Plans @train_step in place: remat-schedule-updates, then remat-plan under
-/// the budget. Fills `report` (the plain-order peak measured before the
-/// updates move up). Returns 0 when a plan fits, 2 when none does (the
-/// report says why and the IR holds the lowest-memory plan found), 1 on any
-/// other error (already reported as a diagnostic).
+/// Plans @train_step in place: remat-schedule-updates, then remat-plan with
+/// `options` (remat-plan's own options struct, see Passes.td). Fills
+/// `report` (the plain-order peak measured before the updates move up).
+/// `commandLineOptions` applies MLIR's pass-manager command-line options
+/// (--mlir-print-ir-*, --mlir-timing, ...); only for drivers that registered
+/// them. Returns 0 when a plan fits, 2 when none does (the report says why
+/// and the IR holds the lowest-memory plan found), 1 on any other error
+/// (already reported as a diagnostic).
 int planTrainStepPipeline(mlir::ModuleOp module,
-                          const PlanPipelineOptions &options,
-                          PlanReport &report);
+                          const PlanTrainStepOptions &options,
+                          PlanReport &report, bool commandLineOptions = false);
 
 } // namespace remat
 

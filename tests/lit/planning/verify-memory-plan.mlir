@@ -1,0 +1,122 @@
+// RUN: remat-opt %s -split-input-file --remat-verify-memory-plan -verify-diagnostics | FileCheck %s
+
+// remat-verify-memory-plan checks a planned function from its attributes:
+// remat.arena_bytes on the function, remat.arena_offsets on ops (-1 for
+// results written in place into persistent state), remat.arena_offset on
+// inputs. Ops are named by remat.name here (by their ONNX node name, the
+// NameLoc, in imported IR). 64 x f32 = 256 bytes. Steps are body positions: %x is read last at
+// step 0, %m (offset 256) at step 4 (through the view %v at step 2), %t
+// (offset 0, reusing %x's slot) at step 4 through %tv; %s (512) is returned.
+
+// A valid plan passes and the IR is unchanged.
+// CHECK-LABEL: func.func @valid
+// CHECK: remat.arena_offsets = array<i64: 512>
+func.func @valid(%x: tensor<64xf32> {remat.name = "x", remat.role = "input", remat.arena_offset = 0 : i64},
+                 %w: tensor<64xf32> {remat.name = "w", remat.role = "parameter"})
+    -> (tensor<64xf32> {remat.name = "y", remat.role = "output"},
+        tensor<64xf32> {remat.name = "w", remat.role = "parameter"})
+    attributes {remat.arena_bytes = 768 : i64} {
+  %m = remat.mul %x, %w {remat.name = "h0", remat.arena_offsets = array<i64: 256>} : (tensor<64xf32>, tensor<64xf32>) -> tensor<64xf32>
+  %v = remat.reshape %m {remat.arena_offsets = array<i64: 256>} : (tensor<64xf32>) -> tensor<8x8xf32>
+  %t = remat.tanh %v {remat.name = "h1", remat.arena_offsets = array<i64: 0>} : (tensor<8x8xf32>) -> tensor<8x8xf32>
+  %tv = remat.reshape %t {remat.arena_offsets = array<i64: 0>} : (tensor<8x8xf32>) -> tensor<64xf32>
+  %s = remat.add %tv, %m {remat.name = "sum", remat.arena_offsets = array<i64: 512>} : (tensor<64xf32>, tensor<64xf32>) -> tensor<64xf32>
+  %nw = remat.sgd %w, %s {lr = 1.000000e-02 : f64, remat.arena_offsets = array<i64: -1>} : (tensor<64xf32>, tensor<64xf32>) -> tensor<64xf32>
+  return %s, %nw : tensor<64xf32>, tensor<64xf32>
+}
+
+// An unplanned function (no remat.arena_bytes) is left alone.
+// CHECK-LABEL: func.func @unplanned
+func.func @unplanned(%x: tensor<64xf32>) -> tensor<64xf32> {
+  %t = remat.tanh %x : (tensor<64xf32>) -> tensor<64xf32>
+  return %t : tensor<64xf32>
+}
+
+// -----
+
+// Overlap: %s is put on %m's bytes while %m is still read by %s itself.
+func.func @overlap(%x: tensor<64xf32> {remat.name = "x", remat.role = "input", remat.arena_offset = 0 : i64},
+                   %w: tensor<64xf32> {remat.name = "w", remat.role = "parameter"})
+    -> (tensor<64xf32> {remat.name = "y", remat.role = "output"})
+    attributes {remat.arena_bytes = 768 : i64} {
+  // expected-note@+1 {{the other tensor, 'remat.mul' 'h0' (step 0), is live over steps [0, 4]}}
+  %m = remat.mul %x, %w {remat.name = "h0", remat.arena_offsets = array<i64: 256>} : (tensor<64xf32>, tensor<64xf32>) -> tensor<64xf32>
+  %v = remat.reshape %m {remat.arena_offsets = array<i64: 256>} : (tensor<64xf32>) -> tensor<8x8xf32>
+  %t = remat.tanh %v {remat.name = "h1", remat.arena_offsets = array<i64: 0>} : (tensor<8x8xf32>) -> tensor<8x8xf32>
+  %tv = remat.reshape %t {remat.arena_offsets = array<i64: 0>} : (tensor<8x8xf32>) -> tensor<64xf32>
+  // expected-error@+1 {{remat-verify-memory-plan: 'remat.add' 'sum' (step 4) at bytes [256, 512) overlaps 'remat.mul' 'h0' (step 0) at bytes [256, 512); both are live at step 4}}
+  %s = remat.add %tv, %m {remat.name = "sum", remat.arena_offsets = array<i64: 256>} : (tensor<64xf32>, tensor<64xf32>) -> tensor<64xf32>
+  return %s : tensor<64xf32>
+}
+
+// -----
+
+// Overlap with an input argument, which is live from the function entry:
+// %m is put on %x's bytes while %x is read after it.
+// expected-note@+1 {{the other tensor, argument #0 'x', is live over steps [-1, 1]}}
+func.func @overlap_input(%x: tensor<64xf32> {remat.name = "x", remat.role = "input", remat.arena_offset = 0 : i64},
+                         %w: tensor<64xf32> {remat.name = "w", remat.role = "parameter"})
+    -> (tensor<64xf32> {remat.name = "y", remat.role = "output"})
+    attributes {remat.arena_bytes = 512 : i64} {
+  // expected-error@+1 {{'remat.mul' 'h0' (step 0) at bytes [0, 256) overlaps argument #0 'x' at bytes [0, 256); both are live at step 0}}
+  %m = remat.mul %x, %w {remat.name = "h0", remat.arena_offsets = array<i64: 0>} : (tensor<64xf32>, tensor<64xf32>) -> tensor<64xf32>
+  %s = remat.add %m, %x {remat.name = "sum", remat.arena_offsets = array<i64: 256>} : (tensor<64xf32>, tensor<64xf32>) -> tensor<64xf32>
+  return %s : tensor<64xf32>
+}
+
+// -----
+
+// A misaligned offset.
+func.func @misaligned(%x: tensor<64xf32> {remat.name = "x", remat.role = "input", remat.arena_offset = 0 : i64})
+    -> (tensor<64xf32> {remat.name = "y", remat.role = "output"})
+    attributes {remat.arena_bytes = 1024 : i64} {
+  // expected-error@+1 {{remat-verify-memory-plan: 'remat.tanh' 'h1' (step 0) is at arena offset 520, which is not a multiple of 256 bytes}}
+  %t = remat.tanh %x {remat.name = "h1", remat.arena_offsets = array<i64: 520>} : (tensor<64xf32>) -> tensor<64xf32>
+  return %t : tensor<64xf32>
+}
+
+// -----
+
+// An offset past the arena: [512, 768) in an arena of 700 bytes.
+func.func @past_arena(%x: tensor<64xf32> {remat.name = "x", remat.role = "input", remat.arena_offset = 0 : i64})
+    -> (tensor<64xf32> {remat.name = "y", remat.role = "output"})
+    attributes {remat.arena_bytes = 700 : i64} {
+  // expected-error@+1 {{remat-verify-memory-plan: 'remat.tanh' 'h1' (step 0) at bytes [512, 768) lies past the end of the arena (remat.arena_bytes = 700)}}
+  %t = remat.tanh %x {remat.name = "h1", remat.arena_offsets = array<i64: 512>} : (tensor<64xf32>) -> tensor<64xf32>
+  return %t : tensor<64xf32>
+}
+
+// -----
+
+// Missing offsets: a used result with -1, an op without remat.arena_offsets,
+// and an input argument without remat.arena_offset. An unused result may go
+// without one; persistent state must not have one.
+// expected-error@+1 {{remat-verify-memory-plan: argument #1 'x2' is used but has no arena offset}}
+func.func @missing(%x: tensor<64xf32> {remat.name = "x", remat.role = "input", remat.arena_offset = 0 : i64},
+                   %x2: tensor<64xf32> {remat.name = "x2", remat.role = "input"},
+                   %w: tensor<64xf32> {remat.name = "w", remat.role = "parameter"})
+    -> (tensor<64xf32> {remat.name = "y", remat.role = "output"},
+        tensor<64xf32> {remat.name = "w", remat.role = "parameter"})
+    attributes {remat.arena_bytes = 1024 : i64} {
+  // expected-error@+1 {{remat-verify-memory-plan: 'remat.tanh' 'h1' (step 0) is used but has no arena offset}}
+  %t = remat.tanh %x {remat.name = "h1", remat.arena_offsets = array<i64: -1>} : (tensor<64xf32>) -> tensor<64xf32>
+  // expected-error@+1 {{remat-verify-memory-plan: 'remat.exp' 'h2' (step 1) has no remat.arena_offsets}}
+  %e = remat.exp %t {remat.name = "h2"} : (tensor<64xf32>) -> tensor<64xf32>
+  %unused = remat.neg %x {remat.name = "dead", remat.arena_offsets = array<i64: -1>} : (tensor<64xf32>) -> tensor<64xf32>
+  %s = remat.add %e, %x2 {remat.name = "sum", remat.arena_offsets = array<i64: 256>} : (tensor<64xf32>, tensor<64xf32>) -> tensor<64xf32>
+  // expected-error@+1 {{remat-verify-memory-plan: 'remat.sgd' (step 4) is persistent state (updated in place) but has arena offset 512; expected -1}}
+  %nw = remat.sgd %w, %s {lr = 1.000000e-02 : f64, remat.arena_offsets = array<i64: 512>} : (tensor<64xf32>, tensor<64xf32>) -> tensor<64xf32>
+  return %s, %nw : tensor<64xf32>, tensor<64xf32>
+}
+
+// -----
+
+// A reshape is a view of its input: it must have the input's offset.
+func.func @view(%x: tensor<64xf32> {remat.name = "x", remat.role = "input", remat.arena_offset = 0 : i64})
+    -> (tensor<8x8xf32> {remat.name = "y", remat.role = "output"})
+    attributes {remat.arena_bytes = 512 : i64} {
+  %t = remat.tanh %x {remat.name = "h1", remat.arena_offsets = array<i64: 256>} : (tensor<64xf32>) -> tensor<64xf32>
+  // expected-error@+1 {{remat-verify-memory-plan: 'remat.reshape' 'view' (step 1) is a view of 'remat.tanh' 'h1' (step 0) at arena offset 256 but has arena offset 0}}
+  %v = remat.reshape %t {remat.name = "view", remat.arena_offsets = array<i64: 0>} : (tensor<64xf32>) -> tensor<8x8xf32>
+  return %v : tensor<8x8xf32>
+}
