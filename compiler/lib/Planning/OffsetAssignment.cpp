@@ -685,54 +685,80 @@ MemoryPlan planMemory(const std::vector<Buffer> &buffers, int64_t alignment,
   // hundred placements, tens of milliseconds; large ones: one or two).
   constexpr uint64_t kMinImproveWork = 4'000'000;
   constexpr uint64_t kImproveWorkFactor = 1;
-  Instance in = prepare(buffers, alignment);
+  if (candidates)
+    candidates->clear();
+
+  // The lifetimes reversed in time: two reversed lifetimes intersect iff
+  // the originals do, so every plan for them is a plan here, and the
+  // greedy orders meet the buffers differently (one that starts after the
+  // peak and lives to the end is placed like one that ends before it).
+  std::vector<Buffer> reversed = buffers;
+  int last = 0;
+  for (const Buffer &b : buffers)
+    last = std::max(last, b.end);
+  for (Buffer &b : reversed) {
+    const int begin = b.begin;
+    b.begin = last - b.end;
+    b.end = last - begin;
+  }
+  const Instance instances[2] = {prepare(buffers, alignment),
+                                 prepare(reversed, alignment)};
+  const std::vector<Buffer> *inputs[2] = {&buffers, &reversed};
+
   MemoryPlan best;
-  size_t bestAlgorithm = 0;
+  size_t bestAlgorithm = 0, bestDirection = 0;
   bool found = false;
   std::string firstError;
   uint64_t extraBudget = 0, firstWork = 0;
-  if (candidates)
-    candidates->clear();
   bool first = true;
-  for (size_t a = 0; a < std::size(kAlgorithms); ++a) {
-    auto [order, fit] = kAlgorithms[a];
-    MemoryPlan plan;
-    uint64_t work = 0;
-    bool completed = assignWithBudget(
-        buffers, in, order, fit,
-        first ? std::numeric_limits<uint64_t>::max() : extraBudget, work,
-        plan);
-    if (first) {
-      firstWork = work;
-      extraBudget = std::max(kMinExtraWork, kExtraWorkFactor * work);
-    } else {
-      extraBudget -= std::min(extraBudget, work);
+  for (size_t direction = 0; direction < 2; ++direction) {
+    if (direction == 1)
+      extraBudget = std::max(kMinExtraWork, kExtraWorkFactor * firstWork);
+    for (size_t a = 0; a < std::size(kAlgorithms); ++a) {
+      auto [order, fit] = kAlgorithms[a];
+      MemoryPlan plan;
+      uint64_t work = 0;
+      bool completed = assignWithBudget(
+          *inputs[direction], instances[direction], order, fit,
+          first ? std::numeric_limits<uint64_t>::max() : extraBudget, work,
+          plan);
+      if (first) {
+        firstWork = work;
+        extraBudget = std::max(kMinExtraWork, kExtraWorkFactor * work);
+      } else {
+        extraBudget -= std::min(extraBudget, work);
+      }
+      first = false;
+      if (!completed)
+        continue;
+      if (direction == 1)
+        plan.algorithm += "/reversed";
+      std::string error;
+      bool ok = verifyPlan(buffers, plan, alignment, error);
+      if (!ok && firstError.empty())
+        firstError = plan.algorithm + ": " + error;
+      if (ok && (!found || plan.arenaBytes < best.arenaBytes)) {
+        best = plan;
+        bestAlgorithm = a;
+        bestDirection = direction;
+        found = true;
+      }
+      if (candidates)
+        candidates->push_back(std::move(plan));
+      if (found && best.arenaBytes == best.lowerBoundBytes)
+        return best; // optimal; nothing can beat it
+      if (extraBudget == 0)
+        break;
     }
-    first = false;
-    if (!completed)
-      continue;
-    std::string error;
-    bool ok = verifyPlan(buffers, plan, alignment, error);
-    if (!ok && firstError.empty())
-      firstError = plan.algorithm + ": " + error;
-    if (ok && (!found || plan.arenaBytes < best.arenaBytes)) {
-      best = plan;
-      bestAlgorithm = a;
-      found = true;
-    }
-    if (candidates)
-      candidates->push_back(std::move(plan));
-    if (found && best.arenaBytes == best.lowerBoundBytes)
-      return best; // optimal; nothing can beat it
-    if (extraBudget == 0)
-      break;
   }
   if (!found)
     throw std::logic_error("memory plan: no assignment verifies: " +
                            firstError);
   auto [order, fit] = kAlgorithms[bestAlgorithm];
+  const Instance &in = instances[bestDirection];
   MemoryPlan improved = best;
-  improveByPromotion(in, placementOrder(buffers, in, order), fit,
+  improveByPromotion(in,
+                     placementOrder(*inputs[bestDirection], in, order), fit,
                      std::max(kMinImproveWork, kImproveWorkFactor * firstWork),
                      improved);
   std::string error;
