@@ -181,10 +181,11 @@ def main():
     def cell(s, st, data):
         if st in ("error", "timeout"):
             return st
+        # An unsolved MILP is n/s whether or not its fallback plan fits.
+        if s == "milp" and data is not None and milp_unsolved(data):
+            return "n/s"
         if st != "fit" or data is None:
             return "—"
-        if s == "milp" and milp_unsolved(data):
-            return "n/s"
         ov = 100.0 * (data["estimated_step_seconds"] / base_step - 1.0)
         return f"{ov:.1f}%" + ("†" if data.get("_stderr_errors") else "")
 

@@ -193,6 +193,34 @@ FailureOr<PlanReport> planTrainStep(func::FuncOp func, const CostModel &costMode
     graph.problem.budgetBytes -= overshoot + options.budgetBytes / 500;
   }
   graph.problem.budgetBytes = options.budgetBytes;
+  int64_t chosenPeak = planPeak(chosen);
+  report.minimumFeasibleBytes = chosenPeak;
+  if (chosenPeak > options.budgetBytes) {
+    // The least memory any strategy reaches, measured like the planned peak
+    // (persistent + arena + workspace), for the error message. auto's
+    // search budgets simulated live bytes, so near the floor its plan's
+    // arena can miss a budget that sqrt's or all's arena meets: auto then
+    // takes the fastest of those that fits, never doing worse than them.
+    bool replaced = false;
+    for (plan::Strategy s : {plan::Strategy::All, plan::Strategy::Sqrt}) {
+      plan::RematPlan p = plan::runStrategy(s, graph.problem, options.strategyOptions);
+      if (!plan::simulate(graph.problem, p, error))
+        continue;
+      const int64_t peak = planPeak(p);
+      report.minimumFeasibleBytes = std::min(report.minimumFeasibleBytes, peak);
+      const bool fits = peak <= options.budgetBytes;
+      if (options.strategy == plan::Strategy::Auto && fits &&
+          (!replaced || p.seconds < chosen.seconds)) {
+        p.note = std::string("auto's own plan (arena ") +
+                 formatBytes(chosenPeak) + ") missed the budget; " +
+                 plan::strategyName(s) + "'s fits";
+        chosen = std::move(p);
+        replaced = true;
+      }
+    }
+    if (replaced)
+      chosenPeak = planPeak(chosen);
+  }
   // The verdict is the arena figure's (below); the strategy's own
   // "does not fit" from its simulated peak would contradict it when the two
   // disagree, so the simulated peak is reported as a labelled figure instead.
@@ -200,18 +228,6 @@ FailureOr<PlanReport> planTrainStep(func::FuncOp func, const CostModel &costMode
   report.simulatedPeakBytes = chosen.peakBytes;
   report.milpProvedOptimal = chosen.provedOptimal;
   report.milpGap = chosen.optimalityGap;
-  int64_t chosenPeak = planPeak(chosen);
-  report.minimumFeasibleBytes = chosenPeak;
-  if (chosenPeak > options.budgetBytes) {
-    // The least memory any strategy reaches, measured like the planned peak
-    // (persistent + arena + workspace), for the error message.
-    for (plan::Strategy s : {plan::Strategy::All, plan::Strategy::Sqrt}) {
-      plan::RematPlan p = plan::runStrategy(s, graph.problem, options.strategyOptions);
-      if (plan::simulate(graph.problem, p, error))
-        report.minimumFeasibleBytes =
-            std::min(report.minimumFeasibleBytes, planPeak(p));
-    }
-  }
 
   // What is recomputed, then the plan in the IR.
   std::vector<int> runs(graph.ops.size(), 0);
