@@ -200,26 +200,32 @@ FailureOr<PlanReport> planTrainStep(func::FuncOp func, const CostModel &costMode
     // (persistent + arena + workspace), for the error message. auto's
     // search budgets simulated live bytes, so near the floor its plan's
     // arena can miss a budget that sqrt's or all's arena meets: auto then
-    // takes the fastest of those that fits, never doing worse than them.
-    bool replaced = false;
+    // takes the fastest of those that fits, never doing worse than them;
+    // when none fits, the one needing the least memory (the IR holds the
+    // lowest-memory plan found).
+    const int64_t autoPeak = chosenPeak;
+    bool replacedByFit = false;
     for (plan::Strategy s : {plan::Strategy::All, plan::Strategy::Sqrt}) {
       plan::RematPlan p = plan::runStrategy(s, graph.problem, options.strategyOptions);
       if (!plan::simulate(graph.problem, p, error))
         continue;
       const int64_t peak = planPeak(p);
       report.minimumFeasibleBytes = std::min(report.minimumFeasibleBytes, peak);
+      if (options.strategy != plan::Strategy::Auto)
+        continue;
       const bool fits = peak <= options.budgetBytes;
-      if (options.strategy == plan::Strategy::Auto && fits &&
-          (!replaced || p.seconds < chosen.seconds)) {
-        p.note = std::string("auto's own plan (arena ") +
-                 formatBytes(chosenPeak) + ") missed the budget; " +
-                 plan::strategyName(s) + "'s fits";
-        chosen = std::move(p);
-        replaced = true;
-      }
+      const bool better = fits ? !replacedByFit || p.seconds < chosen.seconds
+                               : !replacedByFit && peak < chosenPeak;
+      if (!better)
+        continue;
+      p.note = std::string("auto's own plan (arena ") + formatBytes(autoPeak) +
+               ") " + (fits ? "missed the budget; " : "needs more memory; ") +
+               plan::strategyName(s) + "'s " +
+               (fits ? "fits" : "needs the least");
+      chosen = std::move(p);
+      chosenPeak = peak;
+      replacedByFit = fits;
     }
-    if (replaced)
-      chosenPeak = planPeak(chosen);
   }
   // The verdict is the arena figure's (below); the strategy's own
   // "does not fit" from its simulated peak would contradict it when the two
