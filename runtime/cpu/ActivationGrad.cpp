@@ -8,7 +8,8 @@
 #include "remat/runtime/GradKernels.h"
 
 #include "DTypeDispatch.h"
-#include "GradUtil.h"
+#include "common/AxisExtents.h"
+#include "common/NormalizationChecks.h"
 
 #include <cmath>
 
@@ -31,17 +32,6 @@ double geluTanhDerivative(double x) {
   return 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * k * (1.0 + 3.0 * c * x * x);
 }
 
-/// Checks y, dy, dx alike and axis in range.
-void checkSoftmaxBackward(const char *kernel, const TensorView &y,
-                          const TensorView &dy, const TensorView &dx,
-                          int64_t axis) {
-  requireDType(dy, y.dtype, kernel, "dy");
-  requireDType(dx, y.dtype, kernel, "dx");
-  requireShape(dy, y.shape, kernel, "dy");
-  requireShape(dx, y.shape, kernel, "dx");
-  require(axis >= 0 && axis < y.rank(), kernel, "axis out of range");
-}
-
 /// Runs row(y, dy, dx, n, stride) over every row along `axis`.
 template <typename T, typename Row>
 void forEachRow(const TensorView &y, const TensorView &dy,
@@ -61,10 +51,7 @@ void forEachRow(const TensorView &y, const TensorView &dy,
 void geluBackward(const TensorView &x, const TensorView &dy,
                   const TensorView &dx, bool tanhApproximation) {
   const char *kernel = "geluBackward";
-  requireDType(dy, x.dtype, kernel, "dy");
-  requireDType(dx, x.dtype, kernel, "dx");
-  requireShape(dy, x.shape, kernel, "dy");
-  requireShape(dx, x.shape, kernel, "dx");
+  checkGeluBackward(kernel, x, dy, dx);
   dispatchFloat(x.dtype, kernel, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T *px = x.as<const T>(), *pdy = dy.as<const T>();

@@ -2,7 +2,8 @@
 //
 // 1-D and 2-D problems are run as 3-D ones with leading unit spatial dims
 // (kernel 1, stride 1, no padding), so there is one loop nest per kernel;
-// the window geometry and im2col live in Im2Col.h, shared with the backward.
+// im2col lives in Im2Col.h, shared with the backward, and the window
+// geometry and operand checks in common/, shared with the CUDA backend.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,6 +12,7 @@
 #include "DTypeDispatch.h"
 #include "Gemm.h"
 #include "Im2Col.h"
+#include "common/ConvPoolChecks.h"
 
 #include <algorithm>
 #include <limits>
@@ -73,37 +75,12 @@ void poolLoop(const TensorView &x, const TensorView &y, const Window3 &w,
   }
 }
 
-void checkPoolShapes(const char *kernel, const TensorView &x,
-                     const TensorView &y) {
-  requireDType(y, x.dtype, kernel, "output");
-  require(x.rank() >= 3 && y.rank() == x.rank() && y.shape[0] == x.shape[0] &&
-              y.shape[1] == x.shape[1],
-          kernel, "input and output must be [N, C, spatial...] alike");
-}
-
 } // namespace
 
 void conv(const TensorView &x, const TensorView &w, const TensorView &bias,
           const TensorView &y, const WindowParams &params, int64_t group) {
   const char *kernel = "conv";
-  requireDType(w, x.dtype, kernel, "weight");
-  requireDType(y, x.dtype, kernel, "output");
-  require(x.rank() >= 3 && w.rank() == x.rank(), kernel,
-          "input and weight must be [N, C, spatial...] / [M, C/group, k...]");
-  require(group >= 1 && x.shape[1] % group == 0 && w.shape[0] % group == 0,
-          kernel, "channels are not divisible by group");
-  require(w.shape[1] * group == x.shape[1], kernel,
-          "weight channels times group differ from input channels");
-  require(y.shape[0] == x.shape[0] && y.shape[1] == w.shape[0], kernel,
-          "output must be [N, M, ...]");
-  const std::vector<int64_t> weightKernel(w.shape.begin() + 2, w.shape.end());
-  require(params.kernel.empty() || params.kernel == weightKernel, kernel,
-          "kernel shape differs from the weight's spatial shape");
-  if (!bias.empty()) {
-    requireDType(bias, x.dtype, kernel, "bias");
-    requireNumel(bias, w.shape[0], kernel, "bias");
-  }
-  const Window3 win = makeWindow(kernel, x, y, params, weightKernel);
+  const Window3 win = checkConv(kernel, x, w, bias, y, params, group);
   dispatchFloat(x.dtype, kernel, [&](auto tag) {
     convImpl<typename decltype(tag)::type>(x, w, bias, y, win, group);
   });
@@ -112,12 +89,7 @@ void conv(const TensorView &x, const TensorView &w, const TensorView &bias,
 void maxPool(const TensorView &x, const TensorView &y,
              const TensorView &indices, const WindowParams &params) {
   const char *kernel = "maxPool";
-  checkPoolShapes(kernel, x, y);
-  if (!indices.empty()) {
-    requireDType(indices, DType::I64, kernel, "indices");
-    requireShape(indices, y.shape, kernel, "indices");
-  }
-  const Window3 w = makeWindow(kernel, x, y, params, params.kernel);
+  const Window3 w = checkMaxPool(kernel, x, y, indices, params);
   int64_t *pi = indices.empty() ? nullptr : indices.as<int64_t>();
   dispatchFloat(x.dtype, kernel, [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -149,7 +121,7 @@ void averagePool(const TensorView &x, const TensorView &y,
                              int64_t ow) {
       double sum = 0;
       forEachTap(plane, w, od, oh, ow, [&](int64_t, T v) { sum += v; });
-      const int64_t count = averagePoolCount(w, od, oh, ow, countIncludePad);
+      const int64_t count = w.averagePoolCount(od, oh, ow, countIncludePad);
       return static_cast<T>(sum / static_cast<double>(count));
     });
   });

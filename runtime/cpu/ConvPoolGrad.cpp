@@ -13,6 +13,7 @@
 #include "Gemm.h"
 #include "GradUtil.h"
 #include "Im2Col.h"
+#include "common/ConvPoolChecks.h"
 
 #include <algorithm>
 
@@ -20,29 +21,6 @@ namespace remat::rt {
 using namespace cpu;
 
 namespace {
-
-/// Checks conv backward operands: x-like [N, C, ...], w [M, C/group, k...],
-/// y-like [N, M, ...]; returns the weight's spatial shape.
-std::vector<int64_t> checkConvGrad(const char *kernel, const TensorView &x,
-                                   const TensorView &w, const TensorView &y,
-                                   const WindowParams &params, int64_t group) {
-  requireDType(w, x.dtype, kernel, "weight");
-  requireDType(y, x.dtype, kernel, "dy");
-  require(x.rank() >= 3 && w.rank() == x.rank() && y.rank() == x.rank(),
-          kernel,
-          "input, weight and dy must be [N, C, spatial...] / [M, C/group, "
-          "k...] / [N, M, spatial...]");
-  require(group >= 1 && x.shape[1] % group == 0 && w.shape[0] % group == 0,
-          kernel, "channels are not divisible by group");
-  require(w.shape[1] * group == x.shape[1], kernel,
-          "weight channels times group differ from input channels");
-  require(y.shape[0] == x.shape[0] && y.shape[1] == w.shape[0], kernel,
-          "dy must be [N, M, ...]");
-  std::vector<int64_t> weightKernel(w.shape.begin() + 2, w.shape.end());
-  require(params.kernel.empty() || params.kernel == weightKernel, kernel,
-          "kernel shape differs from the weight's spatial shape");
-  return weightKernel;
-}
 
 template <typename T>
 void convBackwardDataImpl(const TensorView &dy, const TensorView &weight,
@@ -88,23 +66,13 @@ void convBackwardFilterImpl(const TensorView &x, const TensorView &dy,
     }
 }
 
-void checkPoolGrad(const char *kernel, const TensorView &dy,
-                   const TensorView &dx) {
-  requireDType(dx, dy.dtype, kernel, "dx");
-  require(dx.rank() >= 3 && dy.rank() == dx.rank() &&
-              dy.shape[0] == dx.shape[0] && dy.shape[1] == dx.shape[1],
-          kernel, "dy and dx must be [N, C, spatial...] alike");
-}
-
 } // namespace
 
 void convBackwardData(const TensorView &dy, const TensorView &w,
                       const TensorView &dx, const WindowParams &params,
                       int64_t group) {
   const char *kernel = "convBackwardData";
-  const std::vector<int64_t> weightKernel =
-      checkConvGrad(kernel, dx, w, dy, params, group);
-  const Window3 win = makeWindow(kernel, dx, dy, params, weightKernel);
+  const Window3 win = checkConvGrad(kernel, dx, w, dy, params, group);
   dispatchFloat(dx.dtype, kernel, [&](auto tag) {
     convBackwardDataImpl<typename decltype(tag)::type>(dy, w, dx, win, group);
   });
@@ -114,9 +82,7 @@ void convBackwardFilter(const TensorView &x, const TensorView &dy,
                         const TensorView &dw, const WindowParams &params,
                         int64_t group) {
   const char *kernel = "convBackwardFilter";
-  const std::vector<int64_t> weightKernel =
-      checkConvGrad(kernel, x, dw, dy, params, group);
-  const Window3 win = makeWindow(kernel, x, dy, params, weightKernel);
+  const Window3 win = checkConvGrad(kernel, x, dw, dy, params, group);
   dispatchFloat(x.dtype, kernel, [&](auto tag) {
     convBackwardFilterImpl<typename decltype(tag)::type>(x, dy, dw, win,
                                                          group);
@@ -126,9 +92,7 @@ void convBackwardFilter(const TensorView &x, const TensorView &dy,
 void maxPoolBackward(const TensorView &dy, const TensorView &indices,
                      const TensorView &dx) {
   const char *kernel = "maxPoolBackward";
-  requireDType(dx, dy.dtype, kernel, "dx");
-  requireDType(indices, DType::I64, kernel, "indices");
-  requireShape(indices, dy.shape, kernel, "indices");
+  checkMaxPoolBackward(kernel, dy, indices, dx);
   const int64_t size = dx.numel();
   const int64_t *pi = indices.as<const int64_t>();
   dispatchFloat(dy.dtype, kernel, [&](auto tag) {
@@ -167,7 +131,7 @@ void averagePoolBackward(const TensorView &dy, const TensorView &dx,
               const double share =
                   static_cast<double>(*pdy++) /
                   static_cast<double>(
-                      averagePoolCount(w, od, oh, ow, countIncludePad));
+                      w.averagePoolCount(od, oh, ow, countIncludePad));
               forEachTap(plane, w, od, oh, ow,
                          [share](int64_t, double &a) { a += share; });
             }

@@ -1,19 +1,22 @@
 //===- DTypeDispatch.h - Map runtime dtypes to C++ types ---------*- C++ -*-===//
 //
-// Kernels are written once as templates over the element type; these helpers
-// turn a runtime DType into a call `f(Tag<T>{})`, so each kernel lists the
-// dtypes it supports in one place and reports the others uniformly.
+// The CPU's additions to common/DTypeDispatch.h: storage types for the
+// dtypes without C++ arithmetic, dispatch over every dtype (casts), and
+// F32/F64 parameters read and written as double.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef REMAT_RUNTIME_CPU_DTYPEDISPATCH_H
 #define REMAT_RUNTIME_CPU_DTYPEDISPATCH_H
 
-#include "Check.h"
+#include "common/DTypeDispatch.h"
 
 #include <cstdint>
 
 namespace remat::rt::cpu {
+
+// The checks and the dispatchers shared with the CUDA backend.
+using namespace common;
 
 /// Storage types without C++ arithmetic. They are distinct types (rather than
 /// plain uint16_t / uint8_t) so conversions can tell them from I16/U8, and
@@ -22,30 +25,6 @@ struct Half { uint16_t bits; };
 struct BFloat16 { uint16_t bits; };
 struct Bool { uint8_t value; };
 static_assert(sizeof(Half) == 2 && sizeof(BFloat16) == 2 && sizeof(Bool) == 1);
-
-template <typename T> struct Tag { using type = T; };
-
-/// F32, F64.
-template <typename F>
-decltype(auto) dispatchFloat(DType dtype, const char *kernel, F &&f) {
-  switch (dtype) {
-  case DType::F32: return f(Tag<float>{});
-  case DType::F64: return f(Tag<double>{});
-  default: unsupportedDType(kernel, dtype);
-  }
-}
-
-/// Types with arithmetic: F32, F64, I64, I32.
-template <typename F>
-decltype(auto) dispatchArith(DType dtype, const char *kernel, F &&f) {
-  switch (dtype) {
-  case DType::F32: return f(Tag<float>{});
-  case DType::F64: return f(Tag<double>{});
-  case DType::I64: return f(Tag<int64_t>{});
-  case DType::I32: return f(Tag<int32_t>{});
-  default: unsupportedDType(kernel, dtype);
-  }
-}
 
 /// Every dtype, as its storage type.
 template <typename F>
@@ -62,28 +41,6 @@ decltype(auto) dispatchAll(DType dtype, const char *kernel, F &&f) {
   case DType::Bool: return f(Tag<Bool>{});
   }
   unsupportedDType(kernel, dtype);
-}
-
-/// Data movement only needs the element size: one unsigned type per size.
-template <typename F>
-decltype(auto) dispatchBySize(DType dtype, const char *kernel, F &&f) {
-  switch (dtypeSize(dtype)) {
-  case 1: return f(Tag<uint8_t>{});
-  case 2: return f(Tag<uint16_t>{});
-  case 4: return f(Tag<uint32_t>{});
-  case 8: return f(Tag<uint64_t>{});
-  default: unsupportedDType(kernel, dtype);
-  }
-}
-
-/// Integer indices (Gather, loss labels): I64 or I32, read as int64_t.
-template <typename F>
-decltype(auto) dispatchIndex(DType dtype, const char *kernel, F &&f) {
-  switch (dtype) {
-  case DType::I64: return f(Tag<int64_t>{});
-  case DType::I32: return f(Tag<int32_t>{});
-  default: unsupportedDType(kernel, dtype);
-  }
 }
 
 /// Reads element i of a F32/F64 view as double (parameters such as BatchNorm

@@ -8,7 +8,8 @@
 #include "remat/runtime/Kernels.h"
 
 #include "DTypeDispatch.h"
-#include "StridedLoop.h"
+#include "common/DataMovementChecks.h"
+#include "common/StridedLoop.h"
 
 #include <algorithm>
 #include <cstring>
@@ -60,32 +61,11 @@ AxisBlocks axisBlocks(const TensorView &t, int64_t axis) {
   return b;
 }
 
-/// Checks that `part` matches `whole` in every dim but `axis`.
-void requireSameExceptAxis(const char *kernel, const TensorView &part,
-                           const TensorView &whole, int64_t axis) {
-  requireDType(part, whole.dtype, kernel, "operand");
-  bool ok = part.rank() == whole.rank();
-  for (int64_t d = 0; ok && d < whole.rank(); ++d)
-    ok = d == axis || part.shape[d] == whole.shape[d];
-  if (!ok)
-    fail(kernel, "operand shape " + shapeToString(part.shape) +
-                     " is incompatible with " + shapeToString(whole.shape) +
-                     " along axis " + std::to_string(axis));
-}
-
 /// Concat (toWhole) or split (!toWhole): moves each part's block per outer
 /// index into / out of the whole tensor.
 void concatOrSplit(const char *kernel, const std::vector<TensorView> &parts,
                    const TensorView &whole, int64_t axis, bool toWhole) {
-  require(axis >= 0 && axis < whole.rank(), kernel, "axis out of range");
-  int64_t total = 0;
-  for (const TensorView &p : parts) {
-    requireSameExceptAxis(kernel, p, whole, axis);
-    total += p.shape[axis];
-  }
-  if (total != whole.shape[axis])
-    fail(kernel, "sizes along axis add up to " + std::to_string(total) +
-                     ", expected " + std::to_string(whole.shape[axis]));
+  checkConcatOrSplit(kernel, parts, whole, axis);
   const AxisBlocks wb = axisBlocks(whole, axis);
   const size_t wholeRow = wb.innerBytes * whole.shape[axis];
   char *base = static_cast<char *>(whole.data);
@@ -124,23 +104,7 @@ std::vector<int64_t> normalizedIndices(const TensorView &indices,
 void transpose(const TensorView &x, const TensorView &y,
                const std::vector<int64_t> &perm) {
   const char *kernel = "transpose";
-  requireDType(y, x.dtype, kernel, "output");
-  require(static_cast<int64_t>(perm.size()) == x.rank() &&
-              y.rank() == x.rank(),
-          kernel, "perm, input and output ranks differ");
-  const Strides xs = contiguousStrides(x.shape);
-  Strides strides(perm.size());
-  std::vector<bool> seen(perm.size(), false);
-  for (size_t i = 0; i < perm.size(); ++i) {
-    require(perm[i] >= 0 && perm[i] < x.rank() && !seen[perm[i]], kernel,
-            "perm is not a permutation");
-    seen[perm[i]] = true;
-    if (y.shape[i] != x.shape[perm[i]])
-      fail(kernel, "output shape " + shapeToString(y.shape) +
-                       " does not match the permuted input " +
-                       shapeToString(x.shape));
-    strides[i] = xs[perm[i]];
-  }
+  const Strides strides = transposeStrides(kernel, x, y, perm);
   stridedCopy(kernel, x, 0, strides, y);
 }
 
@@ -159,25 +123,10 @@ void slice(const TensorView &x, const TensorView &y,
            const std::vector<int64_t> &steps) {
   const char *kernel = "slice";
   requireDType(y, x.dtype, kernel, "output");
-  require(static_cast<int64_t>(starts.size()) == x.rank() &&
-              static_cast<int64_t>(steps.size()) == x.rank() &&
-              y.rank() == x.rank(),
-          kernel, "starts, steps, input and output need one entry per dim");
-  const Strides xs = contiguousStrides(x.shape);
-  Strides strides(x.rank());
   int64_t base = 0;
-  for (int64_t d = 0; d < x.rank(); ++d) {
-    require(steps[d] != 0, kernel, "step is zero");
-    if (y.shape[d] > 0) { // first and last element read must be inside x
-      const int64_t last = starts[d] + (y.shape[d] - 1) * steps[d];
-      if (starts[d] < 0 || starts[d] >= x.shape[d] || last < 0 ||
-          last >= x.shape[d])
-        fail(kernel, "dim " + std::to_string(d) + " reads outside " +
-                         shapeToString(x.shape));
-    }
-    base += starts[d] * xs[d];
-    strides[d] = steps[d] * xs[d];
-  }
+  const Strides strides = sliceStrides(
+      kernel, x.shape, y.shape, starts, steps, "reads",
+      "starts, steps, input and output need one entry per dim", base);
   if (y.numel() == 0)
     return;
   stridedCopy(kernel, x, base, strides, y);

@@ -4,7 +4,8 @@
 
 #include "DTypeDispatch.h"
 #include "GradUtil.h"
-#include "StridedLoop.h"
+#include "common/DataMovementChecks.h"
+#include "common/StridedLoop.h"
 
 #include <cstring>
 
@@ -14,13 +15,8 @@ using namespace cpu;
 void gatherBackward(const TensorView &dy, const TensorView &indices,
                     const TensorView &dx, int64_t axis) {
   const char *kernel = "gatherBackward";
-  requireDType(dx, dy.dtype, kernel, "dx");
-  require(axis >= 0 && axis < dx.rank(), kernel, "axis out of range");
-  require(dy.rank() == dx.rank() - 1 + indices.rank(), kernel,
-          "dy rank must be rank(dx) - 1 + rank(indices)");
-  const AxisExtents e = axisExtents(dx.shape, axis);
+  const AxisExtents e = checkGatherBackward(kernel, dy, indices, dx, axis);
   const int64_t count = indices.numel();
-  requireNumel(dy, e.outer * count * e.inner, kernel, "dy");
   // Normalised indices (negative values count from the end).
   std::vector<int64_t> idx(count);
   dispatchIndex(indices.dtype, kernel, [&](auto tag) {
@@ -57,25 +53,10 @@ void sliceBackward(const TensorView &dy, const TensorView &dx,
                    const std::vector<int64_t> &steps) {
   const char *kernel = "sliceBackward";
   requireDType(dx, dy.dtype, kernel, "dx");
-  require(static_cast<int64_t>(starts.size()) == dx.rank() &&
-              static_cast<int64_t>(steps.size()) == dx.rank() &&
-              dy.rank() == dx.rank(),
-          kernel, "starts, steps, dy and dx need one entry per dim");
-  const Strides xs = contiguousStrides(dx.shape);
-  Strides strides(dx.rank());
   int64_t base = 0;
-  for (int64_t d = 0; d < dx.rank(); ++d) {
-    require(steps[d] != 0, kernel, "step is zero");
-    if (dy.shape[d] > 0) { // first and last element written must be inside dx
-      const int64_t last = starts[d] + (dy.shape[d] - 1) * steps[d];
-      if (starts[d] < 0 || starts[d] >= dx.shape[d] || last < 0 ||
-          last >= dx.shape[d])
-        fail(kernel, "dim " + std::to_string(d) + " writes outside " +
-                         shapeToString(dx.shape));
-    }
-    base += starts[d] * xs[d];
-    strides[d] = steps[d] * xs[d];
-  }
+  const Strides strides =
+      sliceStrides(kernel, dx.shape, dy.shape, starts, steps, "writes",
+                   "starts, steps, dy and dx need one entry per dim", base);
   // Every dtype: the sliced positions are distinct, so this only moves
   // elements (all-zero bytes are 0 for every dtype).
   std::memset(dx.data, 0, dx.bytes());

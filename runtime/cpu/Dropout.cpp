@@ -12,6 +12,7 @@
 #include "remat/runtime/Philox.h"
 
 #include "DTypeDispatch.h"
+#include "common/DropoutChecks.h"
 
 #include <algorithm>
 #include <cstring>
@@ -22,13 +23,7 @@ using namespace cpu;
 void dropout(const TensorView &x, const TensorView &y, const TensorView &mask,
              double ratio, uint64_t seed, uint64_t streamId, uint64_t step) {
   const char *kernel = "dropout";
-  requireDType(y, x.dtype, kernel, "output");
-  requireNumel(y, x.numel(), kernel, "output");
-  if (!mask.empty()) {
-    requireDType(mask, DType::Bool, kernel, "mask");
-    requireNumel(mask, x.numel(), kernel, "mask");
-  }
-  require(ratio >= 0 && ratio <= 1, kernel, "ratio must be in [0, 1]");
+  checkDropout(kernel, x, y, mask, ratio);
   const int64_t n = x.numel();
   uint8_t *pm = mask.empty() ? nullptr : mask.as<uint8_t>();
 

@@ -3,7 +3,7 @@
 #include "remat/runtime/Kernels.h"
 
 #include "DTypeDispatch.h"
-#include "StridedLoop.h"
+#include "common/StridedLoop.h"
 
 #include <cmath>
 #include <cstring>

@@ -15,9 +15,11 @@
 #include <cstring>
 #include <limits>
 
-#include "Check.h"
+#include "common/Check.h"
 
 namespace remat::rt::cpu {
+
+using namespace common;
 
 inline blasint toBlasInt(int64_t v) {
   if (v > std::numeric_limits<blasint>::max())

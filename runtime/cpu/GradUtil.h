@@ -33,17 +33,6 @@ void accumulateInDouble(T *dst, int64_t n, Fn &&fn) {
   }
 }
 
-/// (outer, size, inner) extents of `shape` around `axis`.
-struct AxisExtents {
-  int64_t outer = 1, size = 1, inner = 1;
-};
-inline AxisExtents axisExtents(const Shape &shape, int64_t axis) {
-  AxisExtents s;
-  for (int64_t d = 0; d < static_cast<int64_t>(shape.size()); ++d)
-    (d < axis ? s.outer : d == axis ? s.size : s.inner) *= shape[d];
-  return s;
-}
-
 } // namespace remat::rt::cpu
 
 #endif // REMAT_RUNTIME_CPU_GRADUTIL_H

@@ -3,6 +3,7 @@
 #include "remat/runtime/Kernels.h"
 
 #include "DTypeDispatch.h"
+#include "common/LossChecks.h"
 
 namespace remat::rt {
 using namespace cpu;
@@ -46,19 +47,9 @@ void nllCommon(const char *kernel, const TensorView &logProb,
                const TensorView &target, const TensorView &weights,
                const TensorView &loss, LossReduction reduction,
                int64_t ignoreIndex, bool hasIgnoreIndex) {
-  require(logProb.rank() >= 2, kernel, "input must be [N, C, d...]");
-  const int64_t N = logProb.shape[0], C = logProb.shape[1];
-  const int64_t D = N * C == 0 ? 0 : logProb.numel() / (N * C);
-  require(target.rank() == logProb.rank() - 1, kernel,
-          "labels must be [N, d...]");
-  requireNumel(target, N * D, kernel, "labels");
-  requireDType(loss, logProb.dtype, kernel, "loss");
-  requireNumel(loss, reduction == LossReduction::None ? N * D : 1, kernel,
-               "loss");
-  if (!weights.empty()) {
-    requireDType(weights, logProb.dtype, kernel, "weights");
-    requireNumel(weights, C, kernel, "weights");
-  }
+  const LossShape s =
+      checkNll(kernel, logProb, target, weights, loss, reduction);
+  const int64_t N = s.N, C = s.C, D = s.D;
   dispatchFloat(logProb.dtype, kernel, [&](auto tag) {
     using T = typename decltype(tag)::type;
     dispatchIndex(target.dtype, kernel, [&](auto indexTag) {

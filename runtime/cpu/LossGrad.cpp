@@ -10,6 +10,7 @@
 #include "remat/runtime/GradKernels.h"
 
 #include "DTypeDispatch.h"
+#include "common/LossChecks.h"
 
 #include <cmath>
 #include <cstring>
@@ -67,23 +68,12 @@ void lossBackwardCommon(const char *kernel, const TensorView &dloss,
                         const TensorView &weights, const TensorView &dinput,
                         LossReduction reduction, int64_t ignoreIndex,
                         bool hasIgnoreIndex, Write &&write) {
-  require(input.rank() >= 2, kernel, "input must be [N, C, d...]");
-  requireDType(dinput, input.dtype, kernel, "input gradient");
-  requireShape(dinput, input.shape, kernel, "input gradient");
+  const LossShape s = checkLossBackward(kernel, dloss, input, labels, weights,
+                                        dinput, reduction);
   LossTargets t;
-  t.N = input.shape[0];
-  t.C = input.shape[1];
-  t.D = t.N * t.C == 0 ? 0 : input.numel() / (t.N * t.C);
-  require(labels.rank() == input.rank() - 1, kernel,
-          "labels must be [N, d...]");
-  requireNumel(labels, t.N * t.D, kernel, "labels");
-  requireDType(dloss, input.dtype, kernel, "dloss");
-  requireNumel(dloss, reduction == LossReduction::None ? t.N * t.D : 1,
-               kernel, "dloss");
-  if (!weights.empty()) {
-    requireDType(weights, input.dtype, kernel, "weights");
-    requireNumel(weights, t.C, kernel, "weights");
-  }
+  t.N = s.N;
+  t.C = s.C;
+  t.D = s.D;
   dispatchFloat(input.dtype, kernel, [&](auto tag) {
     using T = typename decltype(tag)::type;
     dispatchIndex(labels.dtype, kernel, [&](auto indexTag) {

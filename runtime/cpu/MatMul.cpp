@@ -4,32 +4,19 @@
 
 #include "DTypeDispatch.h"
 #include "Gemm.h"
-#include "StridedLoop.h"
+#include "common/MatMulShape.h"
+#include "common/StridedLoop.h"
 
 namespace remat::rt {
 using namespace cpu;
 
 namespace {
 
-Shape batchDims(const Shape &shape) {
-  return Shape(shape.begin(), shape.end() - 2);
-}
-
 template <typename T>
 void matmulImpl(const TensorView &a, const TensorView &b,
                 const TensorView &out, bool transA, bool transB) {
-  const int64_t ra = a.rank(), rb = b.rank(), ro = out.rank();
-  const int64_t M = transA ? a.shape[ra - 1] : a.shape[ra - 2];
-  const int64_t K = transA ? a.shape[ra - 2] : a.shape[ra - 1];
-  const int64_t KB = transB ? b.shape[rb - 1] : b.shape[rb - 2];
-  const int64_t N = transB ? b.shape[rb - 2] : b.shape[rb - 1];
-  if (K != KB)
-    fail("matmul", "contraction dims differ: " + shapeToString(a.shape) +
-                       " x " + shapeToString(b.shape));
-  if (out.shape[ro - 2] != M || out.shape[ro - 1] != N)
-    fail("matmul", "output shape " + shapeToString(out.shape) +
-                       " does not match " + std::to_string(M) + "x" +
-                       std::to_string(N));
+  const MatMulDims dims = matmulDims(a, b, out, transA, transB);
+  const int64_t M = dims.M, K = dims.K, N = dims.N;
 
   const Shape outBatch = batchDims(out.shape);
   const T *pa = a.as<const T>();
@@ -65,10 +52,7 @@ void matmulImpl(const TensorView &a, const TensorView &b,
 
 void matmul(const TensorView &a, const TensorView &b, const TensorView &out,
             bool transA, bool transB) {
-  require(a.rank() >= 2 && b.rank() >= 2 && out.rank() >= 2, "matmul",
-          "operands must have rank >= 2");
-  requireDType(b, a.dtype, "matmul", "b");
-  requireDType(out, a.dtype, "matmul", "output");
+  checkMatMul("matmul", a, b, out);
   dispatchFloat(a.dtype, "matmul", [&](auto tag) {
     matmulImpl<typename decltype(tag)::type>(a, b, out, transA, transB);
   });

@@ -8,7 +8,8 @@
 #include "remat/runtime/Kernels.h"
 
 #include "DTypeDispatch.h"
-#include "StridedLoop.h"
+#include "common/NormalizationChecks.h"
+#include "common/StridedLoop.h"
 
 #include <cmath>
 #include <limits>
@@ -17,17 +18,6 @@ namespace remat::rt {
 using namespace cpu;
 
 namespace {
-
-/// Splits `shape` around `axis` into (outer, axis size, inner) extents.
-struct AxisSplit {
-  int64_t outer = 1, size = 1, inner = 1;
-};
-AxisSplit splitAt(const Shape &shape, int64_t axis) {
-  AxisSplit s;
-  for (int64_t d = 0; d < static_cast<int64_t>(shape.size()); ++d)
-    (d < axis ? s.outer : d == axis ? s.size : s.inner) *= shape[d];
-  return s;
-}
 
 /// Softmax of one row of n elements `stride` apart (log-softmax if `log`).
 template <typename T>
@@ -59,10 +49,7 @@ void softmaxRow(const T *x, T *y, int64_t n, int64_t stride, bool log) {
 
 void softmaxCommon(const char *kernel, const TensorView &x, const TensorView &y,
                    int64_t axis, bool log) {
-  requireDType(y, x.dtype, kernel, "output");
-  requireShape(y, x.shape, kernel, "output");
-  require(axis >= 0 && axis < x.rank(), kernel, "axis out of range");
-  const AxisSplit s = splitAt(x.shape, axis);
+  const AxisExtents s = checkSoftmax(kernel, x, y, axis);
   dispatchFloat(x.dtype, kernel, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T *px = x.as<const T>();
@@ -137,15 +124,6 @@ void layerNormImpl(const TensorView &x, const TensorView &scale,
   }
 }
 
-/// Checks BatchNorm operands and returns the channel count.
-int64_t batchNormChannels(const char *kernel, const TensorView &x,
-                          const TensorView &y) {
-  require(x.rank() >= 2, kernel, "input must have rank >= 2 (N, C, ...)");
-  requireDType(y, x.dtype, kernel, "output");
-  requireShape(y, x.shape, kernel, "output");
-  return x.shape[1];
-}
-
 std::vector<double> loadParam(const TensorView &p, int64_t channels,
                               const char *kernel, const char *what) {
   requireNumel(p, channels, kernel, what);
@@ -188,17 +166,7 @@ void layerNorm(const TensorView &x, const TensorView &scale,
                const TensorView &mean, const TensorView &invStdDev,
                int64_t axis, double epsilon) {
   const char *kernel = "layerNorm";
-  require(axis >= 0 && axis < x.rank(), kernel, "axis out of range");
-  requireDType(y, x.dtype, kernel, "output");
-  requireShape(y, x.shape, kernel, "output");
-  requireDType(scale, x.dtype, kernel, "scale");
-  if (!bias.empty())
-    requireDType(bias, x.dtype, kernel, "bias");
-  const int64_t rows = splitAt(x.shape, axis).outer;
-  if (!mean.empty())
-    requireNumel(mean, rows, kernel, "mean");
-  if (!invStdDev.empty())
-    requireNumel(invStdDev, rows, kernel, "invStdDev");
+  checkLayerNorm(kernel, x, scale, bias, y, mean, invStdDev, axis);
   dispatchFloat(x.dtype, kernel, [&](auto tag) {
     layerNormImpl<typename decltype(tag)::type>(x, scale, bias, y, mean,
                                                 invStdDev, axis, epsilon);
@@ -210,7 +178,7 @@ void batchNormInference(const TensorView &x, const TensorView &scale,
                         const TensorView &var, const TensorView &y,
                         double epsilon) {
   const char *kernel = "batchNormInference";
-  const int64_t C = batchNormChannels(kernel, x, y);
+  const int64_t C = checkBatchNorm(kernel, x, y).channels;
   std::vector<double> g = loadParam(scale, C, kernel, "scale");
   std::vector<double> b = loadParam(bias, C, kernel, "bias");
   std::vector<double> mu = loadParam(mean, C, kernel, "mean");
@@ -234,9 +202,8 @@ void batchNormTraining(const TensorView &x, const TensorView &scale,
                        const TensorView &savedInvStd, double epsilon,
                        double momentum, bool unbiasedRunningVar) {
   const char *kernel = "batchNormTraining";
-  const int64_t C = batchNormChannels(kernel, x, y);
-  const int64_t N = x.shape[0];
-  const int64_t spatial = C == 0 || N == 0 ? 0 : x.numel() / (N * C);
+  const ChannelExtents e = checkBatchNorm(kernel, x, y);
+  const int64_t N = e.batch, C = e.channels, spatial = e.spatial;
   const double count = static_cast<double>(N * spatial);
 
   // Batch statistics per channel, two-pass in double.

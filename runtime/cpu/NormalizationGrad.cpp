@@ -12,6 +12,7 @@
 #include "remat/runtime/GradKernels.h"
 
 #include "DTypeDispatch.h"
+#include "common/NormalizationChecks.h"
 
 #include <cmath>
 
@@ -19,12 +20,6 @@ namespace remat::rt {
 using namespace cpu;
 
 namespace {
-
-void checkSameAsX(const char *kernel, const TensorView &x, const TensorView &t,
-                  const char *what) {
-  requireDType(t, x.dtype, kernel, what);
-  requireShape(t, x.shape, kernel, what);
-}
 
 /// Stores a double vector into an optional F32/F64 parameter gradient.
 void storeParamGrad(const TensorView &out, const std::vector<double> &values,
@@ -80,16 +75,10 @@ void layerNormBackward(const TensorView &x, const TensorView &scale,
                        const TensorView &dscale, const TensorView &dbias,
                        int64_t axis) {
   const char *kernel = "layerNormBackward";
-  require(axis >= 0 && axis < x.rank(), kernel, "axis out of range");
-  checkSameAsX(kernel, x, dy, "dy");
-  if (!dx.empty())
-    checkSameAsX(kernel, x, dx, "dx");
-  requireDType(scale, x.dtype, kernel, "scale");
-  const Shape normShape(x.shape.begin() + axis, x.shape.end());
-  const int64_t n = numElements(normShape);
-  const int64_t rows = n == 0 ? 0 : x.numel() / n;
-  requireNumel(mean, rows, kernel, "mean");
-  requireNumel(invStdDev, rows, kernel, "invStdDev");
+  const LayerNormRows r = checkLayerNormBackward(kernel, x, scale, mean,
+                                                 invStdDev, dy, dx, axis);
+  const Shape &normShape = r.normShape;
+  const int64_t n = r.n, rows = r.rows;
   // A broadcast scale is materialised at the normalised shape by expand.
   Tensor scaleStorage;
   TensorView g = scale;
@@ -115,16 +104,10 @@ void batchNormTrainingBackward(const TensorView &x, const TensorView &scale,
                                const TensorView &dscale,
                                const TensorView &dbias) {
   const char *kernel = "batchNormTrainingBackward";
-  require(x.rank() >= 2, kernel, "input must have rank >= 2 (N, C, ...)");
-  checkSameAsX(kernel, x, dy, "dy");
-  if (!dx.empty())
-    checkSameAsX(kernel, x, dx, "dx");
-  const int64_t N = x.shape[0], C = x.shape[1];
-  const int64_t spatial = C == 0 || N == 0 ? 0 : x.numel() / (N * C);
+  const ChannelExtents e = checkBatchNormBackward(kernel, x, scale, savedMean,
+                                                  savedInvStd, dy, dx);
+  const int64_t N = e.batch, C = e.channels, spatial = e.spatial;
   const double count = static_cast<double>(N * spatial);
-  requireNumel(scale, C, kernel, "scale");
-  requireNumel(savedMean, C, kernel, "savedMean");
-  requireNumel(savedInvStd, C, kernel, "savedInvStd");
 
   std::vector<double> sumDy(C, 0.0), sumDyXhat(C, 0.0);
   dispatchFloat(x.dtype, kernel, [&](auto tag) {

@@ -17,18 +17,6 @@
 namespace remat::rt {
 using namespace cpu;
 
-namespace {
-
-void requireLike(const char *kernel, const TensorView &param,
-                 const TensorView &t, const char *what) {
-  require(!t.empty(), kernel,
-          (std::string(what) + " is required").c_str());
-  requireDType(t, param.dtype, kernel, what);
-  requireShape(t, param.shape, kernel, what);
-}
-
-} // namespace
-
 void sgdUpdate(const TensorView &param, const TensorView &grad,
                const TensorView &momentumBuf, const TensorView &newParam,
                const TensorView &newMomentumBuf, int64_t step,

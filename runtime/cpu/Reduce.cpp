@@ -10,7 +10,8 @@
 #include "remat/runtime/Kernels.h"
 
 #include "DTypeDispatch.h"
-#include "StridedLoop.h"
+#include "common/ReduceChecks.h"
+#include "common/StridedLoop.h"
 
 #include <cmath>
 #include <cstring>
@@ -86,16 +87,7 @@ void reduceImpl(ReduceOp op, const TensorView &x, const TensorView &out) {
 void reduce(ReduceOp op, const TensorView &x, const TensorView &out,
             const std::vector<int64_t> &axes) {
   const char *kernel = "reduce";
-  requireDType(out, x.dtype, kernel, "output");
-  require(out.rank() == x.rank(), kernel, "output must keep x's rank");
-  Shape expected = x.shape;
-  for (size_t i = 0; i < axes.size(); ++i) {
-    require(axes[i] >= 0 && axes[i] < x.rank(), kernel, "axis out of range");
-    require(i == 0 || axes[i] > axes[i - 1], kernel,
-            "axes must be sorted and unique");
-    expected[axes[i]] = 1;
-  }
-  requireShape(out, expected, kernel, "output");
+  checkReduce(kernel, x, out, axes);
   if (axes.empty())
     return copy(x, out);
   dispatchArith(x.dtype, kernel, [&](auto tag) {

@@ -2,7 +2,8 @@
 
 #include "remat/runtime/Tensor.h"
 
-#include <cmath>
+#include "common/Float16.h"
+
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -85,76 +86,19 @@ Tensor::Tensor(DType dtype, Shape shape) {
 
 //===----------------------------------------------------------------------===//
 // 16-bit floats. Narrowing rounds to nearest, ties to even; NaN stays NaN.
+// The bit manipulation is common/Float16.h's, shared with the CUDA casts.
 //===----------------------------------------------------------------------===//
 
-namespace {
-uint32_t floatBits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, sizeof u);
-  return u;
-}
-float bitsToFloat(uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, sizeof f);
-  return f;
-}
-/// Shifts `mantissa` right by `shift` (1..31) rounding to nearest even.
-uint32_t shiftRightRne(uint32_t mantissa, int shift) {
-  uint32_t kept = mantissa >> shift;
-  uint32_t rest = mantissa & ((1u << shift) - 1);
-  uint32_t half = 1u << (shift - 1);
-  if (rest > half || (rest == half && (kept & 1)))
-    ++kept;
-  return kept;
-}
-} // namespace
+float halfToFloat(uint16_t bits) { return common::halfBitsToFloat(bits); }
 
-float halfToFloat(uint16_t bits) {
-  uint32_t sign = static_cast<uint32_t>(bits & 0x8000) << 16;
-  uint32_t exponent = (bits >> 10) & 0x1f;
-  uint32_t mantissa = bits & 0x3ff;
-  if (exponent == 0) { // zero or subnormal: mantissa * 2^-24, exact in float
-    float magnitude = std::ldexp(static_cast<float>(mantissa), -24);
-    return sign ? -magnitude : magnitude;
-  }
-  if (exponent == 31) // inf / NaN (payload kept)
-    return bitsToFloat(sign | 0x7f800000u | (mantissa << 13));
-  return bitsToFloat(sign | ((exponent + 112) << 23) | (mantissa << 13));
-}
-
-uint16_t floatToHalf(float value) {
-  uint32_t f = floatBits(value);
-  uint16_t sign = static_cast<uint16_t>((f >> 16) & 0x8000);
-  uint32_t magnitude = f & 0x7fffffffu;
-  if (magnitude > 0x7f800000u) // NaN: quiet, keep the top payload bits
-    return sign | 0x7e00 | static_cast<uint16_t>((magnitude >> 13) & 0x3ff);
-  if (magnitude >= 0x477ff000u) // >= 65520 rounds to inf (inf included)
-    return sign | 0x7c00;
-  uint32_t exponent = magnitude >> 23;
-  if (exponent < 113) { // below 2^-14: half subnormal (or zero)
-    int shift = 126 - static_cast<int>(exponent);
-    if (shift > 24) // below half the smallest subnormal: rounds to zero
-      return sign;
-    uint32_t mantissa = (magnitude & 0x7fffffu) | 0x800000u;
-    // A carry into bit 10 correctly yields the smallest normal.
-    return sign | static_cast<uint16_t>(shiftRightRne(mantissa, shift));
-  }
-  // Normal: rebias the exponent; a rounding carry may bump the exponent.
-  uint32_t rebased = magnitude - (112u << 23);
-  return sign | static_cast<uint16_t>(shiftRightRne(rebased, 13));
-}
+uint16_t floatToHalf(float value) { return common::floatToHalfBits(value); }
 
 float bfloat16ToFloat(uint16_t bits) {
-  return bitsToFloat(static_cast<uint32_t>(bits) << 16);
+  return common::bfloat16BitsToFloat(bits);
 }
 
 uint16_t floatToBfloat16(float value) {
-  uint32_t f = floatBits(value);
-  if ((f & 0x7fffffffu) > 0x7f800000u) // NaN: truncate and force quiet
-    return static_cast<uint16_t>((f >> 16) | 0x0040);
-  // Overflow rounds to inf naturally.
-  uint32_t rounding = 0x7fffu + ((f >> 16) & 1);
-  return static_cast<uint16_t>((f + rounding) >> 16);
+  return common::floatToBfloat16Bits(value);
 }
 
 } // namespace remat::rt

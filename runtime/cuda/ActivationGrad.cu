@@ -12,6 +12,8 @@
 #include "Indexing.cuh"
 #include "Reduction.cuh"
 
+#include "common/NormalizationChecks.h"
+
 namespace remat::rt::cuda {
 using namespace detail;
 
@@ -82,11 +84,7 @@ __global__ void __launch_bounds__(kThreads)
 void softmaxBackwardCommon(const char *kernel, const TensorView &y,
                            const TensorView &dy, const TensorView &dx,
                            int64_t axis, bool log) {
-  requireDType(dy, y.dtype, kernel, "dy");
-  requireDType(dx, y.dtype, kernel, "dx");
-  requireShape(dy, y.shape, kernel, "dy");
-  requireShape(dx, y.shape, kernel, "dx");
-  require(axis >= 0 && axis < y.rank(), kernel, "axis out of range");
+  checkSoftmaxBackward(kernel, y, dy, dx, axis);
   const AxisExtents s = axisExtents(y.shape, axis);
   const int64_t rows = s.outer * s.inner;
   cudaStream_t stream = context(kernel).stream;
@@ -108,10 +106,7 @@ void softmaxBackwardCommon(const char *kernel, const TensorView &y,
 void geluBackward(const TensorView &x, const TensorView &dy,
                   const TensorView &dx, bool tanhApproximation) {
   const char *kernel = "geluBackward";
-  requireDType(dy, x.dtype, kernel, "dy");
-  requireDType(dx, x.dtype, kernel, "dx");
-  requireShape(dy, x.shape, kernel, "dy");
-  requireShape(dx, x.shape, kernel, "dx");
+  checkGeluBackward(kernel, x, dy, dx);
   cudaStream_t stream = context(kernel).stream;
   dispatchFloat(x.dtype, kernel, [&](auto tag) {
     using T = typename decltype(tag)::type;

@@ -2,7 +2,7 @@
 //-*-===//
 //
 // What every kernel family needs: argument checks that throw RuntimeError
-// naming the kernel (as the CPU's Check.h), dtype dispatch, access to the
+// naming the kernel and dtype dispatch (common/, shared with the CPU), the
 // context (stream, cuBLAS handle, workspace scratch, device status word),
 // launch-error checking, launch geometry and type-generic device math.
 //
@@ -12,6 +12,9 @@
 #define REMAT_RUNTIME_CUDA_COMMON_CUH
 
 #include "remat/runtime/cuda/CudaKernels.h"
+
+#include "common/Check.h"
+#include "common/DTypeDispatch.h"
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -23,43 +26,14 @@
 
 namespace remat::rt::cuda::detail {
 
+// The argument checks (fail, require, requireDType, ...) and the dtype
+// dispatchers are shared with the CPU backend, so that both accept the same
+// arguments with the same messages.
+using namespace rt::common;
+
 //===----------------------------------------------------------------------===//
-// Argument checks
+// Argument checks the CPU does not need
 //===----------------------------------------------------------------------===//
-
-[[noreturn]] inline void fail(const char *kernel, const std::string &message) {
-  throw RuntimeError(std::string(kernel) + ": " + message);
-}
-
-inline void require(bool condition, const char *kernel, const char *message) {
-  if (!condition)
-    fail(kernel, message);
-}
-
-[[noreturn]] inline void unsupportedDType(const char *kernel, DType dtype) {
-  fail(kernel, std::string("unsupported dtype ") + dtypeName(dtype));
-}
-
-inline void requireDType(const TensorView &view, DType dtype,
-                         const char *kernel, const char *what) {
-  if (view.dtype != dtype)
-    fail(kernel, std::string(what) + " has dtype " + dtypeName(view.dtype) +
-                     ", expected " + dtypeName(dtype));
-}
-
-inline void requireShape(const TensorView &view, const Shape &shape,
-                         const char *kernel, const char *what) {
-  if (view.shape != shape)
-    fail(kernel, std::string(what) + " has shape " + shapeToString(view.shape) +
-                     ", expected " + shapeToString(shape));
-}
-
-inline void requireNumel(const TensorView &view, int64_t numel,
-                         const char *kernel, const char *what) {
-  if (view.numel() != numel)
-    fail(kernel, std::string(what) + " has " + std::to_string(view.numel()) +
-                     " elements, expected " + std::to_string(numel));
-}
 
 /// F32 or F64 (statistics and parameters that ONNX lets differ in precision
 /// from the data).
@@ -68,58 +42,6 @@ inline void requireFloat(const TensorView &view, const char *kernel,
   if (view.dtype != DType::F32 && view.dtype != DType::F64)
     fail(kernel, std::string(what) + " has dtype " + dtypeName(view.dtype) +
                      ", expected f32 or f64");
-}
-
-//===----------------------------------------------------------------------===//
-// Dtype dispatch: f(Tag<T>{}) for the C++ type of a runtime dtype. Each
-// kernel lists the types it instantiates here, which keeps the number of
-// device instantiations (and the compile time) in view.
-//===----------------------------------------------------------------------===//
-
-template <typename T> struct Tag { using type = T; };
-
-/// F32, F64.
-template <typename F>
-decltype(auto) dispatchFloat(DType dtype, const char *kernel, F &&f) {
-  switch (dtype) {
-  case DType::F32: return f(Tag<float>{});
-  case DType::F64: return f(Tag<double>{});
-  default: unsupportedDType(kernel, dtype);
-  }
-}
-
-/// F32, F64, I64, I32.
-template <typename F>
-decltype(auto) dispatchArith(DType dtype, const char *kernel, F &&f) {
-  switch (dtype) {
-  case DType::F32: return f(Tag<float>{});
-  case DType::F64: return f(Tag<double>{});
-  case DType::I64: return f(Tag<int64_t>{});
-  case DType::I32: return f(Tag<int32_t>{});
-  default: unsupportedDType(kernel, dtype);
-  }
-}
-
-/// Data movement: one unsigned type per element size.
-template <typename F>
-decltype(auto) dispatchBySize(DType dtype, const char *kernel, F &&f) {
-  switch (dtypeSize(dtype)) {
-  case 1: return f(Tag<uint8_t>{});
-  case 2: return f(Tag<uint16_t>{});
-  case 4: return f(Tag<uint32_t>{});
-  case 8: return f(Tag<uint64_t>{});
-  default: unsupportedDType(kernel, dtype);
-  }
-}
-
-/// Integer indices (gather, loss labels): I64 or I32.
-template <typename F>
-decltype(auto) dispatchIndex(DType dtype, const char *kernel, F &&f) {
-  switch (dtype) {
-  case DType::I64: return f(Tag<int64_t>{});
-  case DType::I32: return f(Tag<int32_t>{});
-  default: unsupportedDType(kernel, dtype);
-  }
 }
 
 //===----------------------------------------------------------------------===//

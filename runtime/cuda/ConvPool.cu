@@ -17,6 +17,8 @@
 #include "ConvCommon.cuh"
 #include "Window.cuh"
 
+#include "common/ConvPoolChecks.h"
+
 namespace remat::rt::cuda {
 using namespace detail;
 
@@ -99,37 +101,12 @@ __global__ void averagePoolKernel(const T *x, T *y, int64_t n, Window3 w,
   }
 }
 
-void checkPoolShapes(const char *kernel, const TensorView &x,
-                     const TensorView &y) {
-  requireDType(y, x.dtype, kernel, "output");
-  require(x.rank() >= 3 && y.rank() == x.rank() && y.shape[0] == x.shape[0] &&
-              y.shape[1] == x.shape[1],
-          kernel, "input and output must be [N, C, spatial...] alike");
-}
-
 } // namespace
 
 void conv(const TensorView &x, const TensorView &w, const TensorView &bias,
           const TensorView &y, const WindowParams &params, int64_t group) {
   const char *kernel = "conv";
-  requireDType(w, x.dtype, kernel, "weight");
-  requireDType(y, x.dtype, kernel, "output");
-  require(x.rank() >= 3 && w.rank() == x.rank(), kernel,
-          "input and weight must be [N, C, spatial...] / [M, C/group, k...]");
-  require(group >= 1 && x.shape[1] % group == 0 && w.shape[0] % group == 0,
-          kernel, "channels are not divisible by group");
-  require(w.shape[1] * group == x.shape[1], kernel,
-          "weight channels times group differ from input channels");
-  require(y.shape[0] == x.shape[0] && y.shape[1] == w.shape[0], kernel,
-          "output must be [N, M, ...]");
-  const std::vector<int64_t> weightKernel(w.shape.begin() + 2, w.shape.end());
-  require(params.kernel.empty() || params.kernel == weightKernel, kernel,
-          "kernel shape differs from the weight's spatial shape");
-  if (!bias.empty()) {
-    requireDType(bias, x.dtype, kernel, "bias");
-    requireNumel(bias, w.shape[0], kernel, "bias");
-  }
-  const Window3 win = makeWindow(kernel, x, y, params, weightKernel);
+  const Window3 win = checkConv(kernel, x, w, bias, y, params, group);
   context(kernel);
   dispatchFloat(x.dtype, kernel, [&](auto tag) {
     convImpl<typename decltype(tag)::type>(x, w, bias, y, win, group);
@@ -139,12 +116,7 @@ void conv(const TensorView &x, const TensorView &w, const TensorView &bias,
 void maxPool(const TensorView &x, const TensorView &y,
              const TensorView &indices, const WindowParams &params) {
   const char *kernel = "maxPool";
-  checkPoolShapes(kernel, x, y);
-  if (!indices.empty()) {
-    requireDType(indices, DType::I64, kernel, "indices");
-    requireShape(indices, y.shape, kernel, "indices");
-  }
-  const Window3 w = makeWindow(kernel, x, y, params, params.kernel);
+  const Window3 w = checkMaxPool(kernel, x, y, indices, params);
   cudaStream_t stream = context(kernel).stream;
   int64_t *pi = indices.empty() ? nullptr : indices.as<int64_t>();
   dispatchFloat(x.dtype, kernel, [&](auto tag) {

@@ -19,6 +19,8 @@
 #include "ConvCommon.cuh"
 #include "Window.cuh"
 
+#include "common/ConvPoolChecks.h"
+
 namespace remat::rt::cuda {
 using namespace detail;
 
@@ -146,37 +148,13 @@ __global__ void averagePoolBackwardKernel(const T *dy, T *dx, int64_t total,
   }
 }
 
-/// Checks conv backward operands: x-like [N, C, ...], w [M, C/group, k...],
-/// y-like [N, M, ...]; returns the weight's spatial shape.
-std::vector<int64_t> checkConvGrad(const char *kernel, const TensorView &x,
-                                   const TensorView &w, const TensorView &y,
-                                   const WindowParams &params, int64_t group) {
-  requireDType(w, x.dtype, kernel, "weight");
-  requireDType(y, x.dtype, kernel, "dy");
-  require(x.rank() >= 3 && w.rank() == x.rank() && y.rank() == x.rank(), kernel,
-          "input, weight and dy must be [N, C, spatial...] / [M, C/group, "
-          "k...] / [N, M, spatial...]");
-  require(group >= 1 && x.shape[1] % group == 0 && w.shape[0] % group == 0,
-          kernel, "channels are not divisible by group");
-  require(w.shape[1] * group == x.shape[1], kernel,
-          "weight channels times group differ from input channels");
-  require(y.shape[0] == x.shape[0] && y.shape[1] == w.shape[0], kernel,
-          "dy must be [N, M, ...]");
-  std::vector<int64_t> weightKernel(w.shape.begin() + 2, w.shape.end());
-  require(params.kernel.empty() || params.kernel == weightKernel, kernel,
-          "kernel shape differs from the weight's spatial shape");
-  return weightKernel;
-}
-
 } // namespace
 
 void convBackwardData(const TensorView &dy, const TensorView &w,
                       const TensorView &dx, const WindowParams &params,
                       int64_t group) {
   const char *kernel = "convBackwardData";
-  const std::vector<int64_t> weightKernel =
-      checkConvGrad(kernel, dx, w, dy, params, group);
-  const Window3 win = makeWindow(kernel, dx, dy, params, weightKernel);
+  const Window3 win = checkConvGrad(kernel, dx, w, dy, params, group);
   context(kernel);
   dispatchFloat(dx.dtype, kernel, [&](auto tag) {
     convBackwardDataImpl<typename decltype(tag)::type>(dy, w, dx, win, group);
@@ -187,9 +165,7 @@ void convBackwardFilter(const TensorView &x, const TensorView &dy,
                         const TensorView &dw, const WindowParams &params,
                         int64_t group) {
   const char *kernel = "convBackwardFilter";
-  const std::vector<int64_t> weightKernel =
-      checkConvGrad(kernel, x, dw, dy, params, group);
-  const Window3 win = makeWindow(kernel, x, dy, params, weightKernel);
+  const Window3 win = checkConvGrad(kernel, x, dw, dy, params, group);
   context(kernel);
   dispatchFloat(x.dtype, kernel, [&](auto tag) {
     convBackwardFilterImpl<typename decltype(tag)::type>(x, dy, dw, win, group);
@@ -199,9 +175,7 @@ void convBackwardFilter(const TensorView &x, const TensorView &dy,
 void maxPoolBackward(const TensorView &dy, const TensorView &indices,
                      const TensorView &dx) {
   const char *kernel = "maxPoolBackward";
-  requireDType(dx, dy.dtype, kernel, "dx");
-  requireDType(indices, DType::I64, kernel, "indices");
-  requireShape(indices, dy.shape, kernel, "indices");
+  checkMaxPoolBackward(kernel, dy, indices, dx);
   Context &ctx = context(kernel);
   dispatchFloat(dy.dtype, kernel, [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -219,10 +193,7 @@ void maxPoolBackward(const TensorView &dy, const TensorView &indices,
 void averagePoolBackward(const TensorView &dy, const TensorView &dx,
                          const WindowParams &params, bool countIncludePad) {
   const char *kernel = "averagePoolBackward";
-  requireDType(dx, dy.dtype, kernel, "dx");
-  require(dx.rank() >= 3 && dy.rank() == dx.rank() &&
-              dy.shape[0] == dx.shape[0] && dy.shape[1] == dx.shape[1],
-          kernel, "dy and dx must be [N, C, spatial...] alike");
+  checkPoolGrad(kernel, dy, dx);
   const Window3 w = makeWindow(kernel, dx, dy, params, params.kernel);
   cudaStream_t stream = context(kernel).stream;
   dispatchFloat(dy.dtype, kernel, [&](auto tag) {

@@ -1,8 +1,8 @@
 //===- Convert.cuh - Scalar conversions for cast and fill -------*- CUDA
 //-*-===//
 //
-// The CPU's conversions (runtime/cpu/Tensor.cpp's 16-bit floats, and the
-// widen/narrow rules of cast and fill in Elementwise.cpp) as host/device
+// The CPU's conversions (the 16-bit floats of common/Float16.h, shared, and
+// the widen/narrow rules of cast and fill in Elementwise.cpp) as host/device
 // functions, so a CUDA cast gives bitwise the CPU's result: F16/BF16 round to
 // nearest even with the CPU's NaN payload handling (not the CUDA intrinsics'
 // canonical NaN), float to integer truncates and saturates with NaN -> 0,
@@ -15,6 +15,8 @@
 
 #include "remat/runtime/Tensor.h"
 
+#include "common/Float16.h"
+
 #include <cstdint>
 #include <cstring>
 
@@ -22,80 +24,7 @@ namespace remat::rt::cuda::detail {
 
 #define REMAT_HD __host__ __device__ inline
 
-REMAT_HD uint32_t floatBits(float f) {
-#ifdef __CUDA_ARCH__
-  return __float_as_uint(f);
-#else
-  uint32_t u;
-  std::memcpy(&u, &f, sizeof u);
-  return u;
-#endif
-}
-
-REMAT_HD float bitsToFloat(uint32_t u) {
-#ifdef __CUDA_ARCH__
-  return __uint_as_float(u);
-#else
-  float f;
-  std::memcpy(&f, &u, sizeof f);
-  return f;
-#endif
-}
-
-/// Shifts `mantissa` right by `shift` (1..31) rounding to nearest even.
-REMAT_HD uint32_t shiftRightRne(uint32_t mantissa, int shift) {
-  uint32_t kept = mantissa >> shift;
-  uint32_t rest = mantissa & ((1u << shift) - 1);
-  uint32_t half = 1u << (shift - 1);
-  if (rest > half || (rest == half && (kept & 1)))
-    ++kept;
-  return kept;
-}
-
-REMAT_HD float halfBitsToFloat(uint16_t bits) {
-  uint32_t sign = static_cast<uint32_t>(bits & 0x8000) << 16;
-  uint32_t exponent = (bits >> 10) & 0x1f;
-  uint32_t mantissa = bits & 0x3ff;
-  if (exponent == 0) { // zero or subnormal: mantissa * 2^-24, exact in float
-    float magnitude = static_cast<float>(mantissa) * 0x1p-24f;
-    return sign ? -magnitude : magnitude;
-  }
-  if (exponent == 31) // inf / NaN (payload kept)
-    return bitsToFloat(sign | 0x7f800000u | (mantissa << 13));
-  return bitsToFloat(sign | ((exponent + 112) << 23) | (mantissa << 13));
-}
-
-REMAT_HD uint16_t floatToHalfBits(float value) {
-  uint32_t f = floatBits(value);
-  uint16_t sign = static_cast<uint16_t>((f >> 16) & 0x8000);
-  uint32_t magnitude = f & 0x7fffffffu;
-  if (magnitude > 0x7f800000u) // NaN: quiet, keep the top payload bits
-    return sign | 0x7e00 | static_cast<uint16_t>((magnitude >> 13) & 0x3ff);
-  if (magnitude >= 0x477ff000u) // >= 65520 rounds to inf (inf included)
-    return sign | 0x7c00;
-  uint32_t exponent = magnitude >> 23;
-  if (exponent < 113) { // below 2^-14: half subnormal (or zero)
-    int shift = 126 - static_cast<int>(exponent);
-    if (shift > 24) // below half the smallest subnormal: rounds to zero
-      return sign;
-    uint32_t mantissa = (magnitude & 0x7fffffu) | 0x800000u;
-    return sign | static_cast<uint16_t>(shiftRightRne(mantissa, shift));
-  }
-  uint32_t rebased = magnitude - (112u << 23);
-  return sign | static_cast<uint16_t>(shiftRightRne(rebased, 13));
-}
-
-REMAT_HD float bfloat16BitsToFloat(uint16_t bits) {
-  return bitsToFloat(static_cast<uint32_t>(bits) << 16);
-}
-
-REMAT_HD uint16_t floatToBfloat16Bits(float value) {
-  uint32_t f = floatBits(value);
-  if ((f & 0x7fffffffu) > 0x7f800000u) // NaN: truncate and force quiet
-    return static_cast<uint16_t>((f >> 16) | 0x0040);
-  uint32_t rounding = 0x7fffu + ((f >> 16) & 1);
-  return static_cast<uint16_t>((f + rounding) >> 16);
-}
+using namespace rt::common; // the 16-bit float conversions (Float16.h)
 
 /// A value on its way through cast: floats widen to double, integers and
 /// Bool to int64 (as the CPU's widen()).

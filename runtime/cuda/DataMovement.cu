@@ -139,30 +139,10 @@ AxisBlocks axisBlocks(const TensorView &t, int64_t axis) {
   return {e.outer, e.inner * static_cast<int64_t>(dtypeSize(t.dtype))};
 }
 
-void requireSameExceptAxis(const char *kernel, const TensorView &part,
-                           const TensorView &whole, int64_t axis) {
-  requireDType(part, whole.dtype, kernel, "operand");
-  bool ok = part.rank() == whole.rank();
-  for (int64_t d = 0; ok && d < whole.rank(); ++d)
-    ok = d == axis || part.shape[d] == whole.shape[d];
-  if (!ok)
-    fail(kernel, "operand shape " + shapeToString(part.shape) +
-                     " is incompatible with " + shapeToString(whole.shape) +
-                     " along axis " + std::to_string(axis));
-}
-
 /// Concat (toWhole) or split (!toWhole): one row copy per part.
 void concatOrSplit(const char *kernel, const std::vector<TensorView> &parts,
                    const TensorView &whole, int64_t axis, bool toWhole) {
-  require(axis >= 0 && axis < whole.rank(), kernel, "axis out of range");
-  int64_t total = 0;
-  for (const TensorView &p : parts) {
-    requireSameExceptAxis(kernel, p, whole, axis);
-    total += p.shape[axis];
-  }
-  if (total != whole.shape[axis])
-    fail(kernel, "sizes along axis add up to " + std::to_string(total) +
-                     ", expected " + std::to_string(whole.shape[axis]));
+  checkConcatOrSplit(kernel, parts, whole, axis);
   context(kernel);
   const AxisBlocks wb = axisBlocks(whole, axis);
   const int64_t wholeRow = wb.innerBytes * whole.shape[axis];
@@ -185,22 +165,7 @@ void concatOrSplit(const char *kernel, const std::vector<TensorView> &parts,
 void transpose(const TensorView &x, const TensorView &y,
                const std::vector<int64_t> &perm) {
   const char *kernel = "transpose";
-  requireDType(y, x.dtype, kernel, "output");
-  require(static_cast<int64_t>(perm.size()) == x.rank() && y.rank() == x.rank(),
-          kernel, "perm, input and output ranks differ");
-  const Strides xs = contiguousStrides(x.shape);
-  Strides strides(perm.size());
-  std::vector<bool> seen(perm.size(), false);
-  for (size_t i = 0; i < perm.size(); ++i) {
-    require(perm[i] >= 0 && perm[i] < x.rank() && !seen[perm[i]], kernel,
-            "perm is not a permutation");
-    seen[perm[i]] = true;
-    if (y.shape[i] != x.shape[perm[i]])
-      fail(kernel, "output shape " + shapeToString(y.shape) +
-                       " does not match the permuted input " +
-                       shapeToString(x.shape));
-    strides[i] = xs[perm[i]];
-  }
+  const Strides strides = transposeStrides(kernel, x, y, perm);
   stridedCopy(kernel, x, 0, strides, y);
 }
 

@@ -48,13 +48,8 @@ __global__ void scatterKernel(const T *dy, T *dx, int64_t n, Indexer<1> ix) {
 void gatherBackward(const TensorView &dy, const TensorView &indices,
                     const TensorView &dx, int64_t axis) {
   const char *kernel = "gatherBackward";
-  requireDType(dx, dy.dtype, kernel, "dx");
-  require(axis >= 0 && axis < dx.rank(), kernel, "axis out of range");
-  require(dy.rank() == dx.rank() - 1 + indices.rank(), kernel,
-          "dy rank must be rank(dx) - 1 + rank(indices)");
-  const AxisExtents e = axisExtents(dx.shape, axis);
+  const AxisExtents e = checkGatherBackward(kernel, dy, indices, dx, axis);
   const int64_t count = indices.numel();
-  requireNumel(dy, e.outer * count * e.inner, kernel, "dy");
   Context &ctx = context(kernel);
   dispatchFloat(dy.dtype, kernel, [&](auto tag) {
     using T = typename decltype(tag)::type;

@@ -13,6 +13,8 @@
 
 #include "Common.cuh"
 
+#include "common/DropoutChecks.h"
+
 namespace remat::rt::cuda {
 using namespace detail;
 
@@ -45,13 +47,7 @@ void dropout(const TensorView &x, const TensorView &y, const TensorView &mask,
              double ratio, uint64_t seed, uint64_t streamId,
              const uint64_t *step) {
   const char *kernel = "dropout";
-  requireDType(y, x.dtype, kernel, "output");
-  requireNumel(y, x.numel(), kernel, "output");
-  if (!mask.empty()) {
-    requireDType(mask, DType::Bool, kernel, "mask");
-    requireNumel(mask, x.numel(), kernel, "mask");
-  }
-  require(ratio >= 0 && ratio <= 1, kernel, "ratio must be in [0, 1]");
+  checkDropout(kernel, x, y, mask, ratio);
   require(step != nullptr, kernel, "the step pointer is null");
   cudaStream_t stream = context(kernel).stream;
   const int64_t n = x.numel();

@@ -15,20 +15,18 @@
 #include "Common.cuh"
 #include "Reduction.cuh"
 
+#include "common/LossChecks.h"
+
 namespace remat::rt::cuda {
 using namespace detail;
 
 namespace {
 
-struct NllShape {
-  int64_t N, C, D;
-};
-
 /// Target t = (n, d): its loss -logProb[n, label, d] * w and weight w (both
 /// 0 when ignored or out of range).
 template <typename T, typename I>
 __device__ void targetLoss(const T *logProb, const I *labels, const T *weights,
-                           NllShape s, int64_t t, int64_t ignoreIndex,
+                           LossShape s, int64_t t, int64_t ignoreIndex,
                            bool hasIgnoreIndex, DeviceStatus *status,
                            double &loss, double &weight) {
   loss = 0;
@@ -47,7 +45,7 @@ __device__ void targetLoss(const T *logProb, const I *labels, const T *weights,
 
 template <typename T, typename I>
 __global__ void nllNoneKernel(const T *logProb, const I *labels,
-                              const T *weights, T *loss, NllShape s,
+                              const T *weights, T *loss, LossShape s,
                               int64_t ignoreIndex, bool hasIgnoreIndex,
                               DeviceStatus *status) {
   REMAT_GRID_STRIDE_LOOP(t, s.N * s.D) {
@@ -63,7 +61,7 @@ __global__ void nllNoneKernel(const T *logProb, const I *labels,
 template <typename T, typename I>
 __global__ void __launch_bounds__(kThreads)
     nllReduceKernel(const T *logProb, const I *labels, const T *weights,
-                    T *loss, NllShape s, int64_t ignoreIndex,
+                    T *loss, LossShape s, int64_t ignoreIndex,
                     bool hasIgnoreIndex, bool mean, DeviceStatus *status) {
   __shared__ double buf[kThreads];
   double total = 0, weightSum = 0;
@@ -87,7 +85,7 @@ __global__ void __launch_bounds__(kThreads)
 template <typename T, typename I>
 __global__ void __launch_bounds__(kThreads)
     fusedCrossEntropyKernel(const T *scores, const I *labels, const T *weights,
-                            NllShape s, int64_t ignoreIndex,
+                            LossShape s, int64_t ignoreIndex,
                             bool hasIgnoreIndex, int log2G, T *loss,
                             double *pairs, DeviceStatus *status) {
   __shared__ double buf[kThreads];
@@ -158,32 +156,22 @@ __global__ void __launch_bounds__(kThreads)
     loss[0] = static_cast<T>(mean ? total / weightSum : total);
 }
 
-/// Checks the operands and returns the [N, C, D] view of the input.
-NllShape checkNll(const char *kernel, const TensorView &logProb,
-                  const TensorView &target, const TensorView &weights,
-                  const TensorView &loss, LossReduction reduction) {
-  require(logProb.rank() >= 2, kernel, "input must be [N, C, d...]");
-  const int64_t N = logProb.shape[0], C = logProb.shape[1];
-  const int64_t D = N * C == 0 ? 0 : logProb.numel() / (N * C);
-  require(target.rank() == logProb.rank() - 1, kernel,
-          "labels must be [N, d...]");
-  requireNumel(target, N * D, kernel, "labels");
-  requireDType(loss, logProb.dtype, kernel, "loss");
-  requireNumel(loss, reduction == LossReduction::None ? N * D : 1, kernel,
-               "loss");
-  if (!weights.empty()) {
-    requireDType(weights, logProb.dtype, kernel, "weights");
-    requireNumel(weights, C, kernel, "weights");
-  }
+/// The shared checks (common/LossChecks.h) and the dtypes launchNll
+/// dispatches on; returns the [N, C, D] view of the input.
+LossShape checkNllOperands(const char *kernel, const TensorView &logProb,
+                          const TensorView &target, const TensorView &weights,
+                          const TensorView &loss, LossReduction reduction) {
+  const LossShape s =
+      checkNll(kernel, logProb, target, weights, loss, reduction);
   dispatchFloat(logProb.dtype, kernel, [](auto) {});
   dispatchIndex(target.dtype, kernel, [](auto) {});
-  return {N, C, D};
+  return s;
 }
 
 void launchNll(const char *kernel, const TensorView &logProb,
                const TensorView &target, const TensorView &weights,
                const TensorView &loss, LossReduction reduction,
-               int64_t ignoreIndex, bool hasIgnoreIndex, NllShape s) {
+               int64_t ignoreIndex, bool hasIgnoreIndex, LossShape s) {
   Context &ctx = context(kernel);
   dispatchFloat(logProb.dtype, kernel, [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -215,7 +203,8 @@ void softmaxCrossEntropyLoss(const TensorView &scores, const TensorView &labels,
                              int64_t ignoreIndex, bool hasIgnoreIndex) {
   const char *kernel = "softmaxCrossEntropyLoss";
   require(scores.rank() >= 2, kernel, "scores must be [N, C, d...]");
-  const NllShape s = checkNll(kernel, scores, labels, weights, loss, reduction);
+  const LossShape s =
+      checkNllOperands(kernel, scores, labels, weights, loss, reduction);
   if (!logProb.empty()) {
     cuda::logSoftmax(scores, logProb, 1);
     launchNll(kernel, logProb, labels, weights, loss, reduction, ignoreIndex,
@@ -259,7 +248,8 @@ void nllLoss(const TensorView &input, const TensorView &target,
              LossReduction reduction, int64_t ignoreIndex,
              bool hasIgnoreIndex) {
   const char *kernel = "nllLoss";
-  const NllShape s = checkNll(kernel, input, target, weights, loss, reduction);
+  const LossShape s =
+      checkNllOperands(kernel, input, target, weights, loss, reduction);
   launchNll(kernel, input, target, weights, loss, reduction, ignoreIndex,
             hasIgnoreIndex, s);
 }

@@ -13,14 +13,12 @@
 #include "Common.cuh"
 #include "Reduction.cuh"
 
+#include "common/LossChecks.h"
+
 namespace remat::rt::cuda {
 using namespace detail;
 
 namespace {
-
-struct LossShape {
-  int64_t N, C, D;
-};
 
 struct LossArgs {
   LossShape s;
@@ -122,23 +120,8 @@ void lossBackwardCommon(const char *kernel, const TensorView &dloss,
                         const TensorView &weights, const TensorView &dinput,
                         LossReduction reduction, int64_t ignoreIndex,
                         bool hasIgnoreIndex, Launch &&launch) {
-  require(input.rank() >= 2, kernel, "input must be [N, C, d...]");
-  requireDType(dinput, input.dtype, kernel, "input gradient");
-  requireShape(dinput, input.shape, kernel, "input gradient");
-  LossShape s;
-  s.N = input.shape[0];
-  s.C = input.shape[1];
-  s.D = s.N * s.C == 0 ? 0 : input.numel() / (s.N * s.C);
-  require(labels.rank() == input.rank() - 1, kernel,
-          "labels must be [N, d...]");
-  requireNumel(labels, s.N * s.D, kernel, "labels");
-  requireDType(dloss, input.dtype, kernel, "dloss");
-  requireNumel(dloss, reduction == LossReduction::None ? s.N * s.D : 1, kernel,
-               "dloss");
-  if (!weights.empty()) {
-    requireDType(weights, input.dtype, kernel, "weights");
-    requireNumel(weights, s.C, kernel, "weights");
-  }
+  const LossShape s = checkLossBackward(kernel, dloss, input, labels, weights,
+                                        dinput, reduction);
   Context &ctx = context(kernel);
   dispatchFloat(input.dtype, kernel, [&](auto tag) {
     using T = typename decltype(tag)::type;

@@ -14,6 +14,8 @@
 #include "Common.cuh"
 #include "Indexing.cuh"
 
+#include "common/MatMulShape.h"
+
 #include <limits>
 
 namespace remat::rt::cuda {
@@ -103,26 +105,12 @@ template void gemmStridedBatched<double>(const char *, bool, bool, int64_t,
 
 namespace {
 
-Shape batchDims(const Shape &shape) {
-  return Shape(shape.begin(), shape.end() - 2);
-}
-
 template <typename T>
 void matmulImpl(const TensorView &a, const TensorView &b, const TensorView &out,
                 bool transA, bool transB) {
   const char *kernel = "matmul";
-  const int64_t ra = a.rank(), rb = b.rank(), ro = out.rank();
-  const int64_t M = transA ? a.shape[ra - 1] : a.shape[ra - 2];
-  const int64_t K = transA ? a.shape[ra - 2] : a.shape[ra - 1];
-  const int64_t KB = transB ? b.shape[rb - 1] : b.shape[rb - 2];
-  const int64_t N = transB ? b.shape[rb - 2] : b.shape[rb - 1];
-  if (K != KB)
-    fail(kernel, "contraction dims differ: " + shapeToString(a.shape) + " x " +
-                     shapeToString(b.shape));
-  if (out.shape[ro - 2] != M || out.shape[ro - 1] != N)
-    fail(kernel, "output shape " + shapeToString(out.shape) +
-                     " does not match " + std::to_string(M) + "x" +
-                     std::to_string(N));
+  const MatMulDims dims = matmulDims(a, b, out, transA, transB);
+  const int64_t M = dims.M, K = dims.K, N = dims.N;
 
   const Shape outBatch = batchDims(out.shape);
   const T *pa = a.as<const T>();
@@ -158,10 +146,7 @@ void matmulImpl(const TensorView &a, const TensorView &b, const TensorView &out,
 void matmul(const TensorView &a, const TensorView &b, const TensorView &out,
             bool transA, bool transB) {
   const char *kernel = "matmul";
-  require(a.rank() >= 2 && b.rank() >= 2 && out.rank() >= 2, kernel,
-          "operands must have rank >= 2");
-  requireDType(b, a.dtype, kernel, "b");
-  requireDType(out, a.dtype, kernel, "output");
+  checkMatMul(kernel, a, b, out);
   context(kernel);
   dispatchFloat(a.dtype, kernel, [&](auto tag) {
     matmulImpl<typename decltype(tag)::type>(a, b, out, transA, transB);

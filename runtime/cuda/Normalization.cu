@@ -15,6 +15,8 @@
 #include "Indexing.cuh"
 #include "Reduction.cuh"
 
+#include "common/NormalizationChecks.h"
+
 namespace remat::rt::cuda {
 using namespace detail;
 
@@ -78,10 +80,7 @@ __global__ void __launch_bounds__(kThreads)
 
 void softmaxCommon(const char *kernel, const TensorView &x, const TensorView &y,
                    int64_t axis, bool log) {
-  requireDType(y, x.dtype, kernel, "output");
-  requireShape(y, x.shape, kernel, "output");
-  require(axis >= 0 && axis < x.rank(), kernel, "axis out of range");
-  const AxisExtents s = axisExtents(x.shape, axis);
+  const AxisExtents s = checkSoftmax(kernel, x, y, axis);
   const int64_t rows = s.outer * s.inner;
   cudaStream_t stream = context(kernel).stream;
   dispatchFloat(x.dtype, kernel, [&](auto tag) {
@@ -251,19 +250,6 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-/// Checks BatchNorm operands and returns (N, C, spatial).
-struct NcsExtents {
-  int64_t batch, channels, spatial;
-};
-NcsExtents batchNormExtents(const char *kernel, const TensorView &x,
-                            const TensorView &y) {
-  require(x.rank() >= 2, kernel, "input must have rank >= 2 (N, C, ...)");
-  requireDType(y, x.dtype, kernel, "output");
-  requireShape(y, x.shape, kernel, "output");
-  const int64_t N = x.shape[0], C = x.shape[1];
-  return {N, C, C == 0 || N == 0 ? 0 : x.numel() / (N * C)};
-}
-
 FloatRef channelParam(const TensorView &p, int64_t channels, const char *kernel,
                       const char *what) {
   require(!p.empty(), kernel, (std::string(what) + " is required").c_str());
@@ -293,19 +279,10 @@ void layerNorm(const TensorView &x, const TensorView &scale,
                const TensorView &mean, const TensorView &invStdDev,
                int64_t axis, double epsilon) {
   const char *kernel = "layerNorm";
-  require(axis >= 0 && axis < x.rank(), kernel, "axis out of range");
-  requireDType(y, x.dtype, kernel, "output");
-  requireShape(y, x.shape, kernel, "output");
-  requireDType(scale, x.dtype, kernel, "scale");
-  if (!bias.empty())
-    requireDType(bias, x.dtype, kernel, "bias");
+  const int64_t rows =
+      checkLayerNorm(kernel, x, scale, bias, y, mean, invStdDev, axis);
   const Shape normShape(x.shape.begin() + axis, x.shape.end());
   const int64_t n = numElements(normShape);
-  const int64_t rows = axisExtents(x.shape, axis).outer;
-  if (!mean.empty())
-    requireNumel(mean, rows, kernel, "mean");
-  if (!invStdDev.empty())
-    requireNumel(invStdDev, rows, kernel, "invStdDev");
   const Indexer<2> params =
       makeIndexer<2>(normShape,
                      {paramStrides(scale, normShape, kernel),
@@ -334,7 +311,7 @@ void batchNormInference(const TensorView &x, const TensorView &scale,
                         const TensorView &var, const TensorView &y,
                         double epsilon) {
   const char *kernel = "batchNormInference";
-  const NcsExtents e = batchNormExtents(kernel, x, y);
+  const ChannelExtents e = checkBatchNorm(kernel, x, y);
   const ChannelParams p{channelParam(scale, e.channels, kernel, "scale"),
                         channelParam(bias, e.channels, kernel, "bias"),
                         channelParam(mean, e.channels, kernel, "mean"),
@@ -360,7 +337,7 @@ void batchNormTraining(const TensorView &x, const TensorView &scale,
                        const TensorView &savedInvStd, double epsilon,
                        double momentum, bool unbiasedRunningVar) {
   const char *kernel = "batchNormTraining";
-  const NcsExtents e = batchNormExtents(kernel, x, y);
+  const ChannelExtents e = checkBatchNorm(kernel, x, y);
   const int64_t C = e.channels;
   BatchNormTrainingArgs args;
   args.params.scale = channelParam(scale, C, kernel, "scale");

@@ -16,6 +16,8 @@
 #include "Indexing.cuh"
 #include "Reduction.cuh"
 
+#include "common/NormalizationChecks.h"
+
 namespace remat::rt::cuda {
 using namespace detail;
 
@@ -128,12 +130,6 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-void checkSameAsX(const char *kernel, const TensorView &x, const TensorView &t,
-                  const char *what) {
-  requireDType(t, x.dtype, kernel, what);
-  requireShape(t, x.shape, kernel, what);
-}
-
 } // namespace
 
 void layerNormBackward(const TensorView &x, const TensorView &scale,
@@ -142,16 +138,10 @@ void layerNormBackward(const TensorView &x, const TensorView &scale,
                        const TensorView &dscale, const TensorView &dbias,
                        int64_t axis) {
   const char *kernel = "layerNormBackward";
-  require(axis >= 0 && axis < x.rank(), kernel, "axis out of range");
-  checkSameAsX(kernel, x, dy, "dy");
-  if (!dx.empty())
-    checkSameAsX(kernel, x, dx, "dx");
-  requireDType(scale, x.dtype, kernel, "scale");
-  const Shape normShape(x.shape.begin() + axis, x.shape.end());
-  const int64_t n = numElements(normShape);
-  const int64_t rows = n == 0 ? 0 : x.numel() / n;
-  requireNumel(mean, rows, kernel, "mean");
-  requireNumel(invStdDev, rows, kernel, "invStdDev");
+  const LayerNormRows r = checkLayerNormBackward(kernel, x, scale, mean,
+                                                 invStdDev, dy, dx, axis);
+  const Shape &normShape = r.normShape;
+  const int64_t n = r.n, rows = r.rows;
   if (!dscale.empty())
     requireNumel(dscale, n, kernel, "dscale");
   if (!dbias.empty())
@@ -200,15 +190,9 @@ void batchNormTrainingBackward(const TensorView &x, const TensorView &scale,
                                const TensorView &dscale,
                                const TensorView &dbias) {
   const char *kernel = "batchNormTrainingBackward";
-  require(x.rank() >= 2, kernel, "input must have rank >= 2 (N, C, ...)");
-  checkSameAsX(kernel, x, dy, "dy");
-  if (!dx.empty())
-    checkSameAsX(kernel, x, dx, "dx");
-  const int64_t N = x.shape[0], C = x.shape[1];
-  const int64_t spatial = C == 0 || N == 0 ? 0 : x.numel() / (N * C);
-  requireNumel(scale, C, kernel, "scale");
-  requireNumel(savedMean, C, kernel, "savedMean");
-  requireNumel(savedInvStd, C, kernel, "savedInvStd");
+  const ChannelExtents e = checkBatchNormBackward(kernel, x, scale, savedMean,
+                                                  savedInvStd, dy, dx);
+  const int64_t N = e.batch, C = e.channels, spatial = e.spatial;
   if (!dscale.empty())
     requireNumel(dscale, C, kernel, "dscale");
   if (!dbias.empty())

@@ -119,13 +119,6 @@ __global__ void adamKernel(const T *p, const T *g, const T *m, const T *v,
   }
 }
 
-void requireLike(const char *kernel, const TensorView &param,
-                 const TensorView &t, const char *what) {
-  require(!t.empty(), kernel, (std::string(what) + " is required").c_str());
-  requireDType(t, param.dtype, kernel, what);
-  requireShape(t, param.shape, kernel, what);
-}
-
 /// `readBuf` says whether momentumBuf is read (known on the host only for a
 /// host step; a device step requires it whenever momentum is used).
 void sgdCommon(const TensorView &param, const TensorView &grad,

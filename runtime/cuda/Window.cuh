@@ -1,11 +1,9 @@
-//===- Window.cuh - Convolution / pooling window geometry -------*- CUDA
+//===- Window.cuh - Pooling windows on the device ---------------*- CUDA
 //-*-===//
 //
-// runtime/cpu/Im2Col.h's Window3 for the device: 1-D and 2-D problems run
-// as 3-D ones with leading unit spatial dims (kernel 1, stride 1, no
-// padding), so every kernel has one loop nest. Passed to kernels by value.
-// The device loops visit taps and outputs in the CPU's order, so sums over
-// them round identically.
+// Pooling on the device over common/Window.h's Window3 (shared with the CPU,
+// passed to kernels by value). The device loops visit taps and outputs in
+// the CPU's order, so sums over them round identically.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,104 +12,11 @@
 
 #include "Common.cuh"
 
+#include "common/Window.h"
+
 #include <limits>
 
 namespace remat::rt::cuda::detail {
-
-constexpr int kDims = 3;
-
-struct Window3 {
-  int64_t in[kDims], out[kDims], kernel[kDims], stride[kDims];
-  int64_t padBegin[kDims], padEnd[kDims], dilation[kDims];
-
-  __host__ __device__ int64_t inSize() const { return in[0] * in[1] * in[2]; }
-  __host__ __device__ int64_t outSize() const {
-    return out[0] * out[1] * out[2];
-  }
-  __host__ __device__ int64_t kernelSize() const {
-    return kernel[0] * kernel[1] * kernel[2];
-  }
-  /// Input coordinate of output position o, window offset k, along dim d.
-  __host__ __device__ int64_t inputIndex(int d, int64_t o, int64_t k) const {
-    return o * stride[d] - padBegin[d] + k * dilation[d];
-  }
-  /// The output position whose tap k reads input coordinate i along dim d,
-  /// or -1 if there is none.
-  __host__ __device__ int64_t outputFor(int d, int64_t i, int64_t k) const {
-    const int64_t t = i + padBegin[d] - k * dilation[d];
-    if (t < 0 || t % stride[d] != 0)
-      return -1;
-    const int64_t o = t / stride[d];
-    return o < out[d] ? o : -1;
-  }
-  /// A 1x1 stride-1 unpadded window: the input is its own col matrix.
-  bool pointwise() const {
-    bool result = true;
-    for (int d = 0; d < kDims; ++d)
-      result = result && kernel[d] == 1 && stride[d] == 1 && padBegin[d] == 0 &&
-               in[d] == out[d];
-    return result;
-  }
-  /// Number of taps along dim d at output position o whose input index lies
-  /// in [lo, hi).
-  __host__ __device__ int64_t tapsWithin(int d, int64_t o, int64_t lo,
-                                         int64_t hi) const {
-    int64_t count = 0;
-    for (int64_t k = 0; k < kernel[d]; ++k) {
-      const int64_t i = inputIndex(d, o, k);
-      count += i >= lo && i < hi;
-    }
-    return count;
-  }
-  /// AveragePool's divisor at one output position (as the CPU's
-  /// averagePoolCount).
-  __host__ __device__ int64_t averagePoolCount(int64_t od, int64_t oh,
-                                               int64_t ow,
-                                               bool countIncludePad) const {
-    const int64_t pos[kDims] = {od, oh, ow};
-    int64_t count = 1;
-    for (int d = 0; d < kDims; ++d)
-      count *= countIncludePad
-                   ? tapsWithin(d, pos[d], -padBegin[d], in[d] + padEnd[d])
-                   : tapsWithin(d, pos[d], 0, in[d]);
-    return count;
-  }
-};
-
-/// Reads x [N, C, s...] / y [N, M, s...] and the ONNX-style parameters;
-/// `kernel` is the window (pooling) or the weight's spatial shape (conv).
-inline Window3 makeWindow(const char *kernelName, const TensorView &x,
-                          const TensorView &y, const WindowParams &p,
-                          const std::vector<int64_t> &kernel) {
-  const int64_t k = x.rank() - 2;
-  require(k >= 1 && k <= kDims, kernelName,
-          "expects 1 to 3 spatial dims (input rank 3 to 5)");
-  require(y.rank() == x.rank(), kernelName, "output rank differs from input");
-  require(static_cast<int64_t>(kernel.size()) == k, kernelName,
-          "kernel shape has the wrong rank");
-  require(p.strides.empty() || static_cast<int64_t>(p.strides.size()) == k,
-          kernelName, "strides have the wrong length");
-  require(p.dilations.empty() || static_cast<int64_t>(p.dilations.size()) == k,
-          kernelName, "dilations have the wrong length");
-  require(p.pads.empty() || static_cast<int64_t>(p.pads.size()) == 2 * k,
-          kernelName, "pads must hold begin and end values per spatial dim");
-  Window3 w;
-  for (int d = 0; d < kDims; ++d) {
-    const int64_t lead = kDims - k; // unit dims fill the front
-    const int64_t i = d - lead;
-    const bool real = i >= 0;
-    w.in[d] = real ? x.shape[2 + i] : 1;
-    w.out[d] = real ? y.shape[2 + i] : 1;
-    w.kernel[d] = real ? kernel[i] : 1;
-    w.stride[d] = real && !p.strides.empty() ? p.strides[i] : 1;
-    w.dilation[d] = real && !p.dilations.empty() ? p.dilations[i] : 1;
-    w.padBegin[d] = real && !p.pads.empty() ? p.pads[i] : 0;
-    w.padEnd[d] = real && !p.pads.empty() ? p.pads[k + i] : 0;
-    require(w.stride[d] >= 1 && w.dilation[d] >= 1 && w.kernel[d] >= 1,
-            kernelName, "kernel, strides and dilations must be positive");
-  }
-  return w;
-}
 
 /// Splits a flat index over [planes, out0, out1, out2] (or in...).
 struct Position3 {

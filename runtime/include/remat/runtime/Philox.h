@@ -16,13 +16,9 @@
 #ifndef REMAT_RUNTIME_PHILOX_H
 #define REMAT_RUNTIME_PHILOX_H
 
-#include <cstdint>
+#include "remat/runtime/HostDevice.h"
 
-#if defined(__CUDACC__)
-#define REMAT_HOST_DEVICE __host__ __device__
-#else
-#define REMAT_HOST_DEVICE
-#endif
+#include <cstdint>
 
 namespace remat::rt {
 

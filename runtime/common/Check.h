@@ -1,19 +1,21 @@
-//===- Check.h - Kernel argument checks ---------------------------*- C++ -*-===//
+//===- Check.h - Kernel argument checks --------------------------*- C++ -*-===//
 //
-// Kernels validate only what is cheap (ranks, dtypes, sizes) and report
-// problems as RuntimeError messages that start with the kernel's name, so a
-// failure in a long interpreter run points at the offending op.
+// Shared by the CPU and CUDA backends, so that a bad argument gives the same
+// message on either. Kernels validate only what is cheap (ranks, dtypes,
+// sizes) and report problems as RuntimeError messages that start with the
+// kernel's name, so a failure in a long interpreter run points at the
+// offending op.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef REMAT_RUNTIME_CPU_CHECK_H
-#define REMAT_RUNTIME_CPU_CHECK_H
+#ifndef REMAT_RUNTIME_COMMON_CHECK_H
+#define REMAT_RUNTIME_COMMON_CHECK_H
 
 #include "remat/runtime/Tensor.h"
 
 #include <string>
 
-namespace remat::rt::cpu {
+namespace remat::rt::common {
 
 [[noreturn]] inline void fail(const char *kernel, const std::string &message) {
   throw RuntimeError(std::string(kernel) + ": " + message);
@@ -50,6 +52,15 @@ inline void requireNumel(const TensorView &view, int64_t numel,
                      " elements, expected " + std::to_string(numel));
 }
 
-} // namespace remat::rt::cpu
+/// `t` is given and has `like`'s dtype and shape (optimizer state, which
+/// must match its parameter).
+inline void requireLike(const char *kernel, const TensorView &like,
+                        const TensorView &t, const char *what) {
+  require(!t.empty(), kernel, (std::string(what) + " is required").c_str());
+  requireDType(t, like.dtype, kernel, what);
+  requireShape(t, like.shape, kernel, what);
+}
 
-#endif // REMAT_RUNTIME_CPU_CHECK_H
+} // namespace remat::rt::common
+
+#endif // REMAT_RUNTIME_COMMON_CHECK_H

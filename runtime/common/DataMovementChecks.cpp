@@ -1,0 +1,100 @@
+//===- DataMovementChecks.cpp - Data movement checks and strides ----------===//
+
+#include "common/DataMovementChecks.h"
+
+#include <string>
+
+namespace remat::rt::common {
+
+Strides transposeStrides(const char *kernel, const TensorView &x,
+                         const TensorView &y,
+                         const std::vector<int64_t> &perm) {
+  requireDType(y, x.dtype, kernel, "output");
+  require(static_cast<int64_t>(perm.size()) == x.rank() &&
+              y.rank() == x.rank(),
+          kernel, "perm, input and output ranks differ");
+  const Strides xs = contiguousStrides(x.shape);
+  Strides strides(perm.size());
+  std::vector<bool> seen(perm.size(), false);
+  for (size_t i = 0; i < perm.size(); ++i) {
+    require(perm[i] >= 0 && perm[i] < x.rank() && !seen[perm[i]], kernel,
+            "perm is not a permutation");
+    seen[perm[i]] = true;
+    if (y.shape[i] != x.shape[perm[i]])
+      fail(kernel, "output shape " + shapeToString(y.shape) +
+                       " does not match the permuted input " +
+                       shapeToString(x.shape));
+    strides[i] = xs[perm[i]];
+  }
+  return strides;
+}
+
+Strides sliceStrides(const char *kernel, const Shape &whole, const Shape &part,
+                     const std::vector<int64_t> &starts,
+                     const std::vector<int64_t> &steps, const char *verb,
+                     const char *what, int64_t &base) {
+  const size_t rank = whole.size();
+  require(starts.size() == rank && steps.size() == rank && part.size() == rank,
+          kernel, what);
+  const Strides ws = contiguousStrides(whole);
+  Strides strides(rank);
+  base = 0;
+  for (size_t d = 0; d < rank; ++d) {
+    require(steps[d] != 0, kernel, "step is zero");
+    if (part[d] > 0) { // first and last element must be inside `whole`
+      const int64_t last = starts[d] + (part[d] - 1) * steps[d];
+      if (starts[d] < 0 || starts[d] >= whole[d] || last < 0 ||
+          last >= whole[d])
+        fail(kernel, "dim " + std::to_string(d) + " " + verb + " outside " +
+                         shapeToString(whole));
+    }
+    base += starts[d] * ws[d];
+    strides[d] = steps[d] * ws[d];
+  }
+  return strides;
+}
+
+namespace {
+
+/// Checks that `part` matches `whole` in every dim but `axis`.
+void requireSameExceptAxis(const char *kernel, const TensorView &part,
+                           const TensorView &whole, int64_t axis) {
+  requireDType(part, whole.dtype, kernel, "operand");
+  bool ok = part.rank() == whole.rank();
+  for (int64_t d = 0; ok && d < whole.rank(); ++d)
+    ok = d == axis || part.shape[d] == whole.shape[d];
+  if (!ok)
+    fail(kernel, "operand shape " + shapeToString(part.shape) +
+                     " is incompatible with " + shapeToString(whole.shape) +
+                     " along axis " + std::to_string(axis));
+}
+
+} // namespace
+
+void checkConcatOrSplit(const char *kernel,
+                        const std::vector<TensorView> &parts,
+                        const TensorView &whole, int64_t axis) {
+  require(axis >= 0 && axis < whole.rank(), kernel, "axis out of range");
+  int64_t total = 0;
+  for (const TensorView &p : parts) {
+    requireSameExceptAxis(kernel, p, whole, axis);
+    total += p.shape[axis];
+  }
+  if (total != whole.shape[axis])
+    fail(kernel, "sizes along axis add up to " + std::to_string(total) +
+                     ", expected " + std::to_string(whole.shape[axis]));
+}
+
+AxisExtents checkGatherBackward(const char *kernel, const TensorView &dy,
+                                const TensorView &indices,
+                                const TensorView &dx, int64_t axis) {
+  requireDType(dx, dy.dtype, kernel, "dx");
+  require(axis >= 0 && axis < dx.rank(), kernel, "axis out of range");
+  require(dy.rank() == dx.rank() - 1 + indices.rank(), kernel,
+          "dy rank must be rank(dx) - 1 + rank(indices)");
+  const AxisExtents e = axisExtents(dx.shape, axis);
+  requireNumel(dy, e.outer * indices.numel() * e.inner, kernel, "dy");
+  return e;
+}
+
+} // namespace remat::rt::common

@@ -1,0 +1,50 @@
+//===- DataMovementChecks.h - Data movement checks and strides ---*- C++ -*-===//
+//
+// Transpose, slice, concat / split and gather move elements without looking
+// at them; what the backends share is which positions move where and the
+// checks of the operands' shapes, computed on the host. Both backends call
+// these so that they accept the same arguments with the same messages.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef REMAT_RUNTIME_COMMON_DATAMOVEMENTCHECKS_H
+#define REMAT_RUNTIME_COMMON_DATAMOVEMENTCHECKS_H
+
+#include "common/AxisExtents.h"
+#include "common/Strides.h"
+
+#include <vector>
+
+namespace remat::rt::common {
+
+/// Checks y against x permuted by `perm` and returns the strides of x that
+/// read it in y's row-major order.
+Strides transposeStrides(const char *kernel, const TensorView &x,
+                         const TensorView &y,
+                         const std::vector<int64_t> &perm);
+
+/// Checks a slice of `whole` with `part`'s shape (starts already clamped,
+/// steps non-zero) and returns the strides of `whole` that walk it, with
+/// `base` the element offset of its first element. `verb` ("reads",
+/// "writes") and `what` (the message for mismatched ranks) name the
+/// operands in messages.
+Strides sliceStrides(const char *kernel, const Shape &whole, const Shape &part,
+                     const std::vector<int64_t> &starts,
+                     const std::vector<int64_t> &steps, const char *verb,
+                     const char *what, int64_t &base);
+
+/// Checks concat / split operands: every part matches `whole` but along
+/// `axis`, and their sizes along it add up to whole's.
+void checkConcatOrSplit(const char *kernel,
+                        const std::vector<TensorView> &parts,
+                        const TensorView &whole, int64_t axis);
+
+/// Checks gather backward operands (dy [outer, count, inner] for dx
+/// [outer, size, inner] around `axis`) and returns dx's extents.
+AxisExtents checkGatherBackward(const char *kernel, const TensorView &dy,
+                                const TensorView &indices,
+                                const TensorView &dx, int64_t axis);
+
+} // namespace remat::rt::common
+
+#endif // REMAT_RUNTIME_COMMON_DATAMOVEMENTCHECKS_H
