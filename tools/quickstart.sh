@@ -40,6 +40,6 @@ echo
 echo "== 4. executable: remat-opt $EX/model.onnx --loss cross-entropy --budget 14MB --target cpu --emit=exe --backend $backend -o $out/mlp-train"
 "$BIN/remat-opt" "$EX/model.onnx" --loss cross-entropy --budget 14MB \
   --target cpu --optimizer adam --lr 1e-3 --emit=exe --backend "$backend" \
-  -o "$out/mlp-train" | tail -n 2
+  -o "$out/mlp-train" | tail -n 3
 echo "== $out/mlp-train --steps 5 --inputs $EX/train_data"
 "$out/mlp-train" --steps 5 --inputs "$EX/train_data"

@@ -189,19 +189,29 @@ int runEmitCommand(ModuleOp module, const PlanReport &report,
       "-DRematRuntime_DIR=" + runtimeDir};
   if (llvm::sys::findProgramByName("ninja"))
     configure.push_back("-GNinja");
-  if (auto ccache = llvm::sys::findProgramByName("ccache"))
+  if (auto ccache = llvm::sys::findProgramByName("ccache")) {
     configure.push_back("-DCMAKE_CXX_COMPILER_LAUNCHER=" + *ccache);
+    if (backend == CodegenBackend::Cuda)
+      configure.push_back("-DCMAKE_CUDA_COMPILER_LAUNCHER=" + *ccache);
+  }
   if (backend == CodegenBackend::Cuda && !llvm::sys::findProgramByName("nvcc"))
     configure.push_back("-DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc");
   std::vector<llvm::StringRef> configureArgs(configure.begin(),
                                              configure.end());
   double configureSeconds = 0, buildSeconds = 0;
+  // Progress: a big model's source takes a minute or more to compile.
+  llvm::outs() << "configuring " << buildDir << " (log: " << log << ")\n";
+  llvm::outs().flush();
   if (runLogged(configureArgs, log, configureSeconds) != 0)
     return fail("configuring the generated project failed; " + log +
                 " ends with:\n" + tail(log, 15));
   const std::string buildLog = dir + "/build-compile.log";
   std::vector<std::string> build = {*cmake, "--build", buildDir};
   std::vector<llvm::StringRef> buildArgs(build.begin(), build.end());
+  llvm::outs() << "compiling " << sourceName << " (" << lines
+               << " lines) and linking against the runtime (log: " << buildLog
+               << ")\n";
+  llvm::outs().flush();
   if (runLogged(buildArgs, buildLog, buildSeconds) != 0)
     return fail("building the generated program failed; " + buildLog +
                 " ends with:\n" + tail(buildLog, 25));
