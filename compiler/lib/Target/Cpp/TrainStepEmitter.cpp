@@ -284,7 +284,10 @@ LogicalResult TrainStepEmitter::placeInPlace(Operation *op, Value result,
     }
   if (storage_.count(result))
     return op->emitOpError("result written to two places");
-  storage_[result] = storage_.at(slot);
+  // Copied out first: inserting `result` may grow the map and move the
+  // entry a reference into it would point at.
+  const Storage slotStorage = storage_.at(slot);
+  storage_[result] = slotStorage;
   return success();
 }
 
@@ -332,7 +335,8 @@ LogicalResult TrainStepEmitter::layOut() {
       continue;
     }
     if (auto reshape = dyn_cast<ReshapeOp>(op)) {
-      storage_[reshape.getOutput()] = storage_.at(reshape.getInput());
+      const Storage input = storage_.at(reshape.getInput()); // see above
+      storage_[reshape.getOutput()] = input;
       continue;
     }
     if (op.getNumResults() == 0)
