@@ -121,6 +121,14 @@ int runEmitCommand(ModuleOp module, const PlanReport &report,
         return fail("--backend cuda needs nvcc on PATH or in "
                     "/usr/local/cuda/bin");
       backend = CodegenBackend::Cuda;
+      // The NVIDIA driver's control device: without it the program builds
+      // but cannot run here, which a user who took the default may not
+      // expect.
+      if (options.backend.empty() && !llvm::sys::fs::exists("/dev/nvidiactl"))
+        llvm::outs() << "note: building the CUDA backend (the default when "
+                        "nvcc exists), but this machine shows no NVIDIA GPU; "
+                        "pass --backend cpu for an executable that runs "
+                        "here\n";
     } else if (choice != "cpu") {
       return fail("--backend must be cpu or cuda, got '" + choice + "'");
     }
