@@ -283,8 +283,14 @@ public:
       Candidate c = runBest;
       RematPlan plan;
       int flips = 1 + static_cast<int>(rng() % 3);
-      for (int f = 0; f < flips; ++f)
-        setUnit(c, pickUnit(rng), values[pickValue(rng)]);
+      for (int f = 0; f < flips; ++f) {
+        // Two draws in one call's arguments would be made in an unspecified
+        // order (gcc and clang differ), and so would the plan. The value is
+        // drawn first, as the gcc builds always did.
+        const int value = values[pickValue(rng)];
+        const int unit = pickUnit(rng);
+        setUnit(c, unit, value);
+      }
       if (!build(c.level, c.retainAll, plan))
         break;
       climb(c, plan, /*shuffle=*/true);
