@@ -3,7 +3,6 @@
 #include "remat/Tools/PlanPipeline.h"
 
 #include "remat/Analysis/MemoryProfile.h"
-#include "remat/Planning/MemoryPlan.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/PassManager.h"
@@ -45,15 +44,8 @@ int planTrainStepPipeline(ModuleOp module, const PlanTrainStepOptions &options,
   // The peak before updates move up, for the report, measured like the
   // baseline: the arena that order needs (live bytes alone would leave out
   // fragmentation and understate what early updates save).
-  int64_t plainOrderPeak = 0;
-  {
-    MemoryProfile profile = computeMemoryProfile(step);
-    std::vector<plan::Buffer> buffers;
-    buffers.reserve(profile.buffers.size());
-    for (const BufferLifetime &b : profile.buffers)
-      buffers.push_back({b.bytes, b.begin, b.end, ""});
-    plainOrderPeak = plan::planMemory(buffers).arenaBytes;
-  }
+  const int64_t plainOrderPeak =
+      planArena(computeMemoryProfile(step)).arenaBytes;
 
   report = PlanReport();
   PassManager pm(module.getContext());

@@ -25,10 +25,7 @@ namespace {
 plan::MemoryPlan assignArena(func::FuncOp func, int64_t alignment,
                              MemoryProfile &profile) {
   profile = computeMemoryProfile(func, alignment);
-  std::vector<plan::Buffer> buffers;
-  for (const BufferLifetime &b : profile.buffers)
-    buffers.push_back({b.bytes, b.begin, b.end, ""});
-  plan::MemoryPlan memory = plan::planMemory(buffers, alignment);
+  plan::MemoryPlan memory = planArena(profile, alignment);
 
   Builder builder(func.getContext());
   auto offsetOf = [&](Value v) -> int64_t {
@@ -112,6 +109,14 @@ std::string explainInfeasible(const PlanReport &report,
 
 } // namespace
 
+plan::MemoryPlan planArena(const MemoryProfile &profile, int64_t alignment) {
+  std::vector<plan::Buffer> buffers;
+  buffers.reserve(profile.buffers.size());
+  for (const BufferLifetime &b : profile.buffers)
+    buffers.push_back({b.bytes, b.begin, b.end, ""});
+  return plan::planMemory(buffers, alignment);
+}
+
 FailureOr<PlanReport> planTrainStep(func::FuncOp func, const CostModel &costModel,
                                     const PlannerOptions &options) {
   auto start = std::chrono::steady_clock::now();
@@ -162,9 +167,18 @@ FailureOr<PlanReport> planTrainStep(func::FuncOp func, const CostModel &costMode
   // a budget of exactly this many bytes. (Live bytes alone undercount it by
   // the arena's fragmentation.)
   report.baselinePeakBytes = arenaPeak(baseline);
+  // The last plan measured is remembered: the retry loop's final plan is
+  // asked for again after it, and each measurement lays out a whole arena.
+  std::vector<int> measuredSequence;
+  int64_t measuredPeak = 0;
   auto planPeak = [&](const plan::RematPlan &p) {
-    return p.sequence == baseline.sequence ? report.baselinePeakBytes
-                                           : arenaPeak(p);
+    if (p.sequence == baseline.sequence)
+      return report.baselinePeakBytes;
+    if (p.sequence != measuredSequence) {
+      measuredPeak = arenaPeak(p);
+      measuredSequence = p.sequence;
+    }
+    return measuredPeak;
   };
   plan::RematPlan chosen;
   plan::StrategyOptions strategyOptions = options.strategyOptions;

@@ -12,6 +12,8 @@
 #define REMAT_PLANNING_TRAINSTEPPLANNER_H
 
 #include "remat/Analysis/CostModel.h"
+#include "remat/Analysis/MemoryProfile.h"
+#include "remat/Planning/MemoryPlan.h"
 #include "remat/Planning/Strategies.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -80,6 +82,11 @@ struct PlanReport {
 mlir::FailureOr<PlanReport> planTrainStep(mlir::func::FuncOp trainStep,
                                           const CostModel &costModel,
                                           const PlannerOptions &options);
+
+/// Arena offsets (plan::planMemory) for the buffers of `profile`, whose
+/// sizes and lifetimes it computed with `alignment`.
+plan::MemoryPlan planArena(const MemoryProfile &profile,
+                           int64_t alignment = plan::kDefaultAlignment);
 
 void printPlanReport(const PlanReport &report, llvm::raw_ostream &os);
 void printPlanReportJson(const PlanReport &report, llvm::raw_ostream &os);
