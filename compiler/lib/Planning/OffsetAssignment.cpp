@@ -648,6 +648,22 @@ void improveByPromotion(const Instance &in, std::vector<size_t> order,
   }
 }
 
+/// The lifetimes reversed in time. Two reversed lifetimes intersect iff
+/// the originals do, so every plan for them is a plan for the originals,
+/// and the greedy orders meet the buffers differently (one that starts
+/// after the peak and lives to the end is placed like one that ends before
+/// it).
+std::vector<Buffer> reversedInTime(const std::vector<Buffer> &buffers) {
+  int last = 0;
+  for (const Buffer &b : buffers)
+    last = std::max(last, b.end);
+  std::vector<Buffer> reversed;
+  reversed.reserve(buffers.size());
+  for (const Buffer &b : buffers)
+    reversed.push_back({b.bytes, last - b.end, last - b.begin, ""});
+  return reversed;
+}
+
 } // namespace
 
 MemoryPlan assignOffsets(const std::vector<Buffer> &buffers,
@@ -688,21 +704,11 @@ MemoryPlan planMemory(const std::vector<Buffer> &buffers, int64_t alignment,
   if (candidates)
     candidates->clear();
 
-  // The lifetimes reversed in time: two reversed lifetimes intersect iff
-  // the originals do, so every plan for them is a plan here, and the
-  // greedy orders meet the buffers differently (one that starts after the
-  // peak and lives to the end is placed like one that ends before it).
-  std::vector<Buffer> reversed = buffers;
-  int last = 0;
-  for (const Buffer &b : buffers)
-    last = std::max(last, b.end);
-  for (Buffer &b : reversed) {
-    const int begin = b.begin;
-    b.begin = last - b.end;
-    b.end = last - begin;
-  }
-  const Instance instances[2] = {prepare(buffers, alignment),
-                                 prepare(reversed, alignment)};
+  // Direction 1 is the time-reversed instance, built only when the
+  // forward orders miss the bound (most calls return before).
+  std::vector<Buffer> reversed;
+  Instance instances[2];
+  instances[0] = prepare(buffers, alignment);
   const std::vector<Buffer> *inputs[2] = {&buffers, &reversed};
 
   MemoryPlan best;
@@ -712,8 +718,11 @@ MemoryPlan planMemory(const std::vector<Buffer> &buffers, int64_t alignment,
   uint64_t extraBudget = 0, firstWork = 0;
   bool first = true;
   for (size_t direction = 0; direction < 2; ++direction) {
-    if (direction == 1)
+    if (direction == 1) {
+      reversed = reversedInTime(buffers);
+      instances[1] = prepare(reversed, alignment);
       extraBudget = std::max(kMinExtraWork, kExtraWorkFactor * firstWork);
+    }
     for (size_t a = 0; a < std::size(kAlgorithms); ++a) {
       auto [order, fit] = kAlgorithms[a];
       MemoryPlan plan;
