@@ -21,20 +21,20 @@
 // answers "lowest place >= x that holds s bytes" in O(log n); the union's
 // answer is the fixed point of raising x to every set's answer.
 //
-// planMemory keeps the best of several orders; when it is above the lower
-// bound, a local search over the order (improveByPromotion) moves the
-// buffers that end above the bound earlier, or those that pushed them up
-// later, keeping what does not make the plan worse.
+// planMemory keeps the best of several orders and of stacking
+// (OffsetSearch.h); when that is above the lower bound, the offset search
+// looks for plans in less.
 //
 //===----------------------------------------------------------------------===//
 
 #include "remat/Planning/MemoryPlan.h"
 
+#include "OffsetSearch.h"
+
 #include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <numeric>
-#include <random>
 #include <stdexcept>
 #include <utility>
 
@@ -566,88 +566,6 @@ bool assignWithBudget(const std::vector<Buffer> &buffers, const Instance &in,
                       work, plan);
 }
 
-/// Bytes of `plan` above the lower bound, summed over buffers: how far a
-/// plan is from the bound beyond its arena alone, so that the local search
-/// can tell apart plans with the same arena.
-int64_t excessBytes(const Instance &in, const MemoryPlan &plan) {
-  int64_t excess = 0;
-  for (size_t i : in.nonEmpty) {
-    int64_t top = plan.offsets[i] + in.size[i];
-    excess += top - std::max(plan.offsets[i], std::min(top, in.lowerBound));
-  }
-  return excess;
-}
-
-/// Local search over placement orders, from `order` (which `best` was
-/// placed in). The buffers that end above the lower bound are where the
-/// greedy order went wrong: each move takes one of them and either places
-/// it earlier (at the front, or at a random earlier position) or places
-/// later one of the buffers below it that it is live with (the ones that
-/// pushed it up). A move is kept if the plan is no worse (arena, then bytes
-/// above the bound), so the search can cross plateaus. Spends at most
-/// `budget` set operations; `best` receives the best plan found.
-void improveByPromotion(const Instance &in, std::vector<size_t> order,
-                        FitPolicy fit, uint64_t budget, MemoryPlan &best) {
-  std::mt19937_64 rng(0x5eed);
-  MemoryPlan current = best;
-  int64_t currentExcess = excessBytes(in, current);
-  std::vector<size_t> position(in.size.size());
-  std::vector<size_t> above, below;
-  MemoryPlan trial = current;
-  uint64_t spent = 0;
-  while (spent < budget && best.arenaBytes > best.lowerBoundBytes) {
-    for (size_t p = 0; p < order.size(); ++p)
-      position[order[p]] = p;
-    above.clear();
-    for (size_t i : order)
-      if (current.offsets[i] + in.size[i] > in.lowerBound)
-        above.push_back(i);
-    if (above.empty())
-      break;
-    size_t c = above[rng() % above.size()];
-    std::vector<size_t> candidate = order;
-    size_t from = position[c];
-    int move = static_cast<int>(rng() % 3);
-    if (move == 2) {
-      below.clear();
-      for (size_t p = 0; p < from; ++p) {
-        size_t j = order[p];
-        if (in.lo[j] <= in.hi[c] && in.lo[c] <= in.hi[j] &&
-            current.offsets[j] < current.offsets[c])
-          below.push_back(p);
-      }
-      if (below.empty())
-        continue;
-      size_t p = below[rng() % below.size()];
-      size_t to = from + rng() % (order.size() - from);
-      std::rotate(candidate.begin() + p, candidate.begin() + p + 1,
-                  candidate.begin() + to + 1);
-    } else {
-      if (from == 0)
-        continue;
-      size_t to = move == 0 ? 0 : rng() % from;
-      std::rotate(candidate.begin() + to, candidate.begin() + from,
-                  candidate.begin() + from + 1);
-    }
-    uint64_t work = 0;
-    bool completed =
-        placeInOrder(in, candidate, fit, budget - spent, work, trial);
-    spent += work;
-    if (!completed)
-      break;
-    int64_t trialExcess = excessBytes(in, trial);
-    if (trial.arenaBytes > current.arenaBytes ||
-        (trial.arenaBytes == current.arenaBytes &&
-         trialExcess > currentExcess))
-      continue;
-    order.swap(candidate);
-    std::swap(current, trial);
-    currentExcess = trialExcess;
-    if (current.arenaBytes < best.arenaBytes)
-      best = current;
-  }
-}
-
 /// The lifetimes reversed in time. Two reversed lifetimes intersect iff
 /// the originals do, so every plan for them is a plan for the originals,
 /// and the greedy orders meet the buffers differently (one that starts
@@ -662,6 +580,98 @@ std::vector<Buffer> reversedInTime(const std::vector<Buffer> &buffers) {
   for (const Buffer &b : buffers)
     reversed.push_back({b.bytes, last - b.end, last - b.begin, ""});
   return reversed;
+}
+
+/// The non-empty buffers of `in` as the offset search sees them.
+detail::SearchInstance searchInstance(const Instance &in) {
+  detail::SearchInstance search;
+  for (size_t i : in.nonEmpty) {
+    search.size.push_back(in.size[i]);
+    search.lo.push_back(in.lo[i]);
+    search.hi.push_back(in.hi[i]);
+  }
+  search.points = static_cast<int>(in.points);
+  return search;
+}
+
+/// The plan that puts the non-empty buffers of `in` at `offsets` (one per
+/// non-empty buffer, in order) and the empty ones at 0.
+MemoryPlan planFromOffsets(const Instance &in, size_t buffers,
+                           const std::vector<int64_t> &offsets) {
+  MemoryPlan plan;
+  plan.lowerBoundBytes = in.lowerBound;
+  plan.offsets.assign(buffers, 0);
+  for (size_t k = 0; k < in.nonEmpty.size(); ++k) {
+    size_t i = in.nonEmpty[k];
+    plan.offsets[i] = offsets[k];
+    plan.arenaBytes = std::max(plan.arenaBytes, offsets[k] + in.size[i]);
+  }
+  return plan;
+}
+
+std::string stackingName(detail::SearchPriority priority) {
+  switch (priority) {
+  case detail::SearchPriority::End:
+    return "stack-latest-end";
+  case detail::SearchPriority::Area:
+    return "stack-area";
+  case detail::SearchPriority::Start:
+    return "stack-earliest-start";
+  }
+  return "stack";
+}
+
+/// Tightens `best` with the offset search (OffsetSearch.h): bisects the
+/// capacity between the highest one the search failed at (at first, just
+/// under the lower bound) and the best arena so far, trying each priority
+/// at each capacity. A plan found may be well under the capacity asked
+/// for; the next capacity is then halfway below it. Stops when the two are
+/// one alignment apart or `budget` units of work are spent.
+void improveBySearch(const std::vector<Buffer> &buffers, const Instance &in,
+                     const detail::SearchInstance &search, int64_t alignment,
+                     uint64_t budget, MemoryPlan &best) {
+  static const detail::SearchPriority kPriorities[] = {
+      detail::SearchPriority::End, detail::SearchPriority::Area,
+      detail::SearchPriority::Start};
+  // A plan is usually found on the first descent (n nodes of about n work
+  // each) or not at all; a few descents' worth lets it back out of a late
+  // dead end without sinking the budget into one priority. With no budget
+  // for even one descent (tens of thousands of buffers) there is no search.
+  const uint64_t n = in.nonEmpty.size();
+  if (n * n > budget)
+    return;
+  const uint64_t perAttempt = std::max<uint64_t>(4 * n * n, 50'000);
+  uint64_t spent = 0;
+  int64_t failed = best.lowerBoundBytes - 1; // highest capacity not reached
+  while (best.arenaBytes - failed > alignment && spent < budget) {
+    int64_t capacity =
+        alignUp(failed + 1 + (best.arenaBytes - failed - 1) / 2, alignment);
+    if (capacity >= best.arenaBytes)
+      capacity = best.arenaBytes - alignment;
+    std::optional<std::vector<int64_t>> offsets;
+    for (detail::SearchPriority priority : kPriorities) {
+      uint64_t work = 0;
+      offsets = detail::searchOffsets(search, capacity, priority,
+                                      std::min(perAttempt, budget - spent),
+                                      work);
+      spent += work;
+      if (offsets || spent >= budget)
+        break;
+    }
+    if (!offsets) {
+      failed = capacity;
+      continue;
+    }
+    MemoryPlan plan = planFromOffsets(in, buffers.size(), *offsets);
+    plan.algorithm = best.algorithm;
+    if (plan.algorithm.find("+search") == std::string::npos)
+      plan.algorithm += "+search";
+    std::string error;
+    if (!verifyPlan(buffers, plan, alignment, error))
+      throw std::logic_error("memory plan: the offset search made a plan "
+                             "that does not verify: " + error);
+    best = std::move(plan);
+  }
 }
 
 } // namespace
@@ -697,10 +707,11 @@ MemoryPlan planMemory(const std::vector<Buffer> &buffers, int64_t alignment,
   };
   constexpr uint64_t kMinExtraWork = 4'000'000;
   constexpr uint64_t kExtraWorkFactor = 2;
-  // The local search afterwards gets about as much (small inputs: a few
-  // hundred placements, tens of milliseconds; large ones: one or two).
-  constexpr uint64_t kMinImproveWork = 4'000'000;
-  constexpr uint64_t kImproveWorkFactor = 1;
+  // The offset search afterwards gets about as much (small inputs: a few
+  // hundred buffers, tens of milliseconds; large ones: one or two greedy
+  // passes' worth, where it rarely finds anything).
+  constexpr uint64_t kMinSearchWork = 6'000'000;
+  constexpr uint64_t kSearchWorkFactor = 1;
   if (candidates)
     candidates->clear();
 
@@ -712,9 +723,23 @@ MemoryPlan planMemory(const std::vector<Buffer> &buffers, int64_t alignment,
   const std::vector<Buffer> *inputs[2] = {&buffers, &reversed};
 
   MemoryPlan best;
-  size_t bestAlgorithm = 0, bestDirection = 0;
   bool found = false;
   std::string firstError;
+  // Keeps `plan` if it verifies and beats `best`; true when `best` is at the
+  // lower bound (nothing can beat it).
+  auto consider = [&](MemoryPlan plan) {
+    std::string error;
+    bool ok = verifyPlan(buffers, plan, alignment, error);
+    if (!ok && firstError.empty())
+      firstError = plan.algorithm + ": " + error;
+    if (ok && (!found || plan.arenaBytes < best.arenaBytes)) {
+      best = plan;
+      found = true;
+    }
+    if (candidates)
+      candidates->push_back(std::move(plan));
+    return found && best.arenaBytes == best.lowerBoundBytes;
+  };
   uint64_t extraBudget = 0, firstWork = 0;
   bool first = true;
   for (size_t direction = 0; direction < 2; ++direction) {
@@ -742,40 +767,32 @@ MemoryPlan planMemory(const std::vector<Buffer> &buffers, int64_t alignment,
         continue;
       if (direction == 1)
         plan.algorithm += "/reversed";
-      std::string error;
-      bool ok = verifyPlan(buffers, plan, alignment, error);
-      if (!ok && firstError.empty())
-        firstError = plan.algorithm + ": " + error;
-      if (ok && (!found || plan.arenaBytes < best.arenaBytes)) {
-        best = plan;
-        bestAlgorithm = a;
-        bestDirection = direction;
-        found = true;
-      }
-      if (candidates)
-        candidates->push_back(std::move(plan));
-      if (found && best.arenaBytes == best.lowerBoundBytes)
-        return best; // optimal; nothing can beat it
+      if (consider(std::move(plan)))
+        return best;
       if (extraBudget == 0)
         break;
     }
   }
+  // Stacking, lowest resting offset first: a different family that wins
+  // where gaps left by the orders above add up (recompute-heavy schedules
+  // with tens of thousands of buffers).
+  const detail::SearchInstance search = searchInstance(instances[0]);
+  for (detail::SearchPriority priority :
+       {detail::SearchPriority::End, detail::SearchPriority::Start,
+        detail::SearchPriority::Area}) {
+    MemoryPlan plan = planFromOffsets(instances[0], buffers.size(),
+                                      detail::stackOffsets(search, priority));
+    plan.algorithm = stackingName(priority);
+    if (consider(std::move(plan)))
+      return best;
+  }
   if (!found)
     throw std::logic_error("memory plan: no assignment verifies: " +
                            firstError);
-  auto [order, fit] = kAlgorithms[bestAlgorithm];
-  const Instance &in = instances[bestDirection];
-  MemoryPlan improved = best;
-  improveByPromotion(in,
-                     placementOrder(*inputs[bestDirection], in, order), fit,
-                     std::max(kMinImproveWork, kImproveWorkFactor * firstWork),
-                     improved);
-  std::string error;
-  if (improved.arenaBytes < best.arenaBytes &&
-      verifyPlan(buffers, improved, alignment, error)) {
-    improved.algorithm = best.algorithm + "+promotion";
-    best = std::move(improved);
-  }
+  if (best.arenaBytes > best.lowerBoundBytes)
+    improveBySearch(buffers, instances[0], search, alignment,
+                    std::max(kMinSearchWork, kSearchWorkFactor * firstWork),
+                    best);
   return best;
 }
 

@@ -8,8 +8,9 @@
 //
 // The lower bound on any arena is the maximum over steps of the live bytes;
 // offset assignment is NP-hard in general (dynamic storage allocation), so
-// several greedy orderings are run and the smallest arena that verifies is
-// kept (planMemory). verifyPlan checks a plan independently of how it was
+// several greedy orderings and stackings are run, a bounded search tries to
+// close what gap is left, and the smallest arena that verifies is kept
+// (planMemory). verifyPlan checks a plan independently of how it was
 // made, in O(n log n).
 //
 // Free of MLIR so that it can be tested on synthetic lifetimes.
@@ -140,12 +141,16 @@ MemoryPlan assignOffsets(const std::vector<Buffer> &buffers,
 /// the breadth variants, area, lifetime) within an effort budget of twice
 /// what the first took (at least a few million set operations, so small
 /// inputs always get all of them; an algorithm that runs out is dropped),
-/// and keeps the smallest arena that verifies (ties: the earlier). Stops
-/// early at a plan that meets the lower bound. Otherwise a local search
-/// over placement orders, from the best one, tries to close the gap within
-/// a like budget (its plan is named "<algorithm>+promotion"). If
-/// `candidates` is given it receives every completed greedy plan, in order.
-/// Throws std::logic_error if no plan verifies (a bug).
+/// forward in time and then reversed, then stacking (each buffer, lowest
+/// resting offset first, on the highest placed buffer it is live with:
+/// "stack-latest-end", "stack-earliest-start", "stack-area"), and keeps the
+/// smallest arena that verifies (ties: the earlier). Stops early at a plan
+/// that meets the lower bound. Otherwise, when one pass of it fits a like
+/// budget (up to a couple of thousand buffers), a backtracking search for
+/// plans in less (after MiniMalloc, Moffitt 2023) bisects between the bound
+/// and the best arena (its plan is named "<algorithm>+search"). If
+/// `candidates` is given it receives every completed greedy and stacking
+/// plan, in order. Throws std::logic_error if no plan verifies (a bug).
 MemoryPlan planMemory(const std::vector<Buffer> &buffers,
                       int64_t alignment = kDefaultAlignment,
                       std::vector<MemoryPlan> *candidates = nullptr);
