@@ -1,0 +1,57 @@
+#!/usr/bin/env python3
+"""The arena is within a stated fraction of the lower bound at every budget.
+
+    arena_near_bound.py REMAT_OPT MODEL MAX_RATIO [--at-floor RATIO] [remat-opt options...]
+
+Finds the model's baseline peak (`--strategy none` at 1TB) and its memory
+floor (minimum_feasible_bytes of a plan at a 1-byte budget), then plans
+with every strategy at five budgets from the floor to the baseline and
+checks arena_bytes <= MAX_RATIO * lower_bound_bytes for each plan that
+fits (at the floor itself, RATIO if given). Prints one line per plan (with
+the ratio) and a summary line for FileCheck; exits 1 when a plan misses.
+"""
+
+import json
+import subprocess
+import sys
+
+
+def plan(remat_opt, model, budget, strategy, extra):
+    proc = subprocess.run([remat_opt, model, "--budget", str(budget), "--strategy", strategy,
+                           "--emit=json"] + extra,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          universal_newlines=True)
+    if proc.returncode not in (0, 2):
+        sys.exit("remat-opt failed (exit %d) at budget %s, strategy %s:\n%s" %
+                 (proc.returncode, budget, strategy, proc.stderr))
+    return json.loads(proc.stdout)
+
+
+def main():
+    remat_opt, model, max_ratio, extra = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4:]
+    floor_ratio = max_ratio
+    if extra[:1] == ["--at-floor"]:
+        floor_ratio, extra = float(extra[1]), extra[2:]
+    baseline = plan(remat_opt, model, "1TB", "none", extra)["baseline_peak_bytes"]
+    floor = plan(remat_opt, model, 1, "auto", extra)["minimum_feasible_bytes"]
+    budgets = sorted({floor + (baseline - floor) * k // 4 for k in range(5)})
+    worst, misses, plans = 1.0, 0, 0
+    for budget in budgets:
+        for strategy in ("auto", "sqrt", "all", "none"):
+            report = plan(remat_opt, model, budget, strategy, extra)
+            if not report["feasible"]:
+                continue
+            plans += 1
+            ratio = report["arena_bytes"] / max(report["lower_bound_bytes"], 1)
+            ok = ratio <= (floor_ratio if budget == floor else max_ratio)
+            misses += 0 if ok else 1
+            worst = max(worst, ratio)
+            print("budget %d %-4s arena %d lower bound %d ratio %.4f %s" %
+                  (budget, strategy, report["arena_bytes"], report["lower_bound_bytes"], ratio,
+                   "ok" if ok else "MISSED"))
+    print("%d plans, worst ratio %.4f: %s" % (plans, worst, "ok" if misses == 0 else "%d MISSED" % misses))
+    sys.exit(0 if misses == 0 else 1)
+
+
+if __name__ == "__main__":
+    main()
