@@ -28,37 +28,38 @@ namespace remat::plan::detail {
 
 namespace {
 
-/// Unplaced bytes per time point: add to a range, and the maximum over a
-/// range (a segment tree).
-class PointLoads {
+/// Values per time point, updated over ranges by `apply` (adding a
+/// constant, or raising to at least a value: both distribute over max),
+/// with the maximum over a range. A segment tree: each node keeps the
+/// updates that covered all of it (`tag`) and the maximum below it.
+template <int64_t (*apply)(int64_t value, int64_t update)> class RangeMax {
 public:
-  explicit PointLoads(int points) : leaves(1) {
+  explicit RangeMax(int points) : leaves(1) {
     while (leaves < points)
       leaves *= 2;
     max.assign(2 * leaves, 0);
-    add.assign(2 * leaves, 0);
+    tag.assign(2 * leaves, 0);
   }
-  void addRange(int lo, int hi, int64_t bytes) {
-    addRange(1, 0, leaves - 1, lo, hi, bytes);
+  void update(int lo, int hi, int64_t value) {
+    update(1, 0, leaves - 1, lo, hi, value);
   }
   int64_t maximum(int lo, int hi) const {
     return maximum(1, 0, leaves - 1, lo, hi);
   }
 
 private:
-  void addRange(int node, int nodeLo, int nodeHi, int lo, int hi,
-                int64_t bytes) {
+  void update(int node, int nodeLo, int nodeHi, int lo, int hi, int64_t value) {
     if (hi < nodeLo || nodeHi < lo)
       return;
     if (lo <= nodeLo && nodeHi <= hi) {
-      add[node] += bytes;
-      max[node] += bytes;
+      tag[node] = apply(tag[node], value);
+      max[node] = apply(max[node], value);
       return;
     }
     int mid = (nodeLo + nodeHi) / 2;
-    addRange(2 * node, nodeLo, mid, lo, hi, bytes);
-    addRange(2 * node + 1, mid + 1, nodeHi, lo, hi, bytes);
-    max[node] = add[node] + std::max(max[2 * node], max[2 * node + 1]);
+    update(2 * node, nodeLo, mid, lo, hi, value);
+    update(2 * node + 1, mid + 1, nodeHi, lo, hi, value);
+    max[node] = apply(std::max(max[2 * node], max[2 * node + 1]), tag[node]);
   }
 
   int64_t maximum(int node, int nodeLo, int nodeHi, int lo, int hi) const {
@@ -67,13 +68,24 @@ private:
     if (lo <= nodeLo && nodeHi <= hi)
       return max[node];
     int mid = (nodeLo + nodeHi) / 2;
-    return add[node] + std::max(maximum(2 * node, nodeLo, mid, lo, hi),
-                                maximum(2 * node + 1, mid + 1, nodeHi, lo, hi));
+    return apply(std::max(maximum(2 * node, nodeLo, mid, lo, hi),
+                          maximum(2 * node + 1, mid + 1, nodeHi, lo, hi)),
+                 tag[node]);
   }
 
   int leaves;
-  std::vector<int64_t> max, add;
+  std::vector<int64_t> max, tag;
 };
+
+int64_t plus(int64_t value, int64_t update) { return value + update; }
+int64_t atLeast(int64_t value, int64_t update) {
+  return std::max(value, update);
+}
+
+/// Unplaced bytes per time point.
+using PointLoads = RangeMax<plus>;
+/// The top of the placed buffers at each time point.
+using Skyline = RangeMax<atLeast>;
 
 /// rank[i]: position of buffer i in the priority order (ties by index).
 std::vector<size_t> priorityRanks(const SearchInstance &in,
@@ -106,50 +118,6 @@ std::vector<size_t> priorityRanks(const SearchInstance &in,
   return ranks;
 }
 
-/// The top of the placed buffers at each time point: raise a range to at
-/// least a value, and the maximum over a range (a segment tree).
-class Skyline {
-public:
-  explicit Skyline(int points) : leaves(1) {
-    while (leaves < points)
-      leaves *= 2;
-    max.assign(2 * leaves, 0);
-    raised.assign(2 * leaves, 0);
-  }
-  void raise(int lo, int hi, int64_t top) {
-    raise(1, 0, leaves - 1, lo, hi, top);
-  }
-  int64_t maximum(int lo, int hi) const {
-    return maximum(1, 0, leaves - 1, lo, hi);
-  }
-
-private:
-  void raise(int node, int nodeLo, int nodeHi, int lo, int hi, int64_t top) {
-    if (hi < nodeLo || nodeHi < lo)
-      return;
-    max[node] = std::max(max[node], top);
-    if (lo <= nodeLo && nodeHi <= hi) {
-      raised[node] = std::max(raised[node], top);
-      return;
-    }
-    int mid = (nodeLo + nodeHi) / 2;
-    raise(2 * node, nodeLo, mid, lo, hi, top);
-    raise(2 * node + 1, mid + 1, nodeHi, lo, hi, top);
-  }
-  int64_t maximum(int node, int nodeLo, int nodeHi, int lo, int hi) const {
-    if (hi < nodeLo || nodeHi < lo)
-      return 0;
-    if (lo <= nodeLo && nodeHi <= hi)
-      return max[node];
-    int mid = (nodeLo + nodeHi) / 2;
-    return std::max({raised[node], maximum(2 * node, nodeLo, mid, lo, hi),
-                     maximum(2 * node + 1, mid + 1, nodeHi, lo, hi)});
-  }
-
-  int leaves;
-  std::vector<int64_t> max, raised; // raised: covers the whole node
-};
-
 class StackingSearch {
 public:
   StackingSearch(const SearchInstance &in, int64_t capacity,
@@ -158,7 +126,7 @@ public:
         n(in.size.size()), rest(n, 0), offset(n, 0), placed(n, 0) {
     rank = priorityRanks(in, priority);
     for (size_t i = 0; i < n; ++i)
-      loads.addRange(in.lo[i], in.hi[i], in.size[i]);
+      loads.update(in.lo[i], in.hi[i], in.size[i]);
   }
 
   std::optional<std::vector<int64_t>> run(uint64_t &work) {
@@ -230,10 +198,10 @@ private:
       spent += neighbours[i].size() + 1;
       placed[i] = 1;
       offset[i] = at;
-      loads.addRange(in.lo[i], in.hi[i], -in.size[i]);
+      loads.update(in.lo[i], in.hi[i], -in.size[i]);
       if (!dead && place(depth + 1))
         return true;
-      loads.addRange(in.lo[i], in.hi[i], in.size[i]);
+      loads.update(in.lo[i], in.hi[i], in.size[i]);
       placed[i] = 0;
       for (size_t t = trail.size(); t > mark; --t)
         rest[trail[t - 1].first] = trail[t - 1].second;
@@ -278,7 +246,7 @@ std::vector<int64_t> stackOffsets(const SearchInstance &in,
       continue;
     }
     offset[i] = rest;
-    skyline.raise(in.lo[i], in.hi[i], rest + in.size[i]);
+    skyline.update(in.lo[i], in.hi[i], rest + in.size[i]);
   }
   return offset;
 }
