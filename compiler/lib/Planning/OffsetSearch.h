@@ -46,8 +46,9 @@ enum class SearchPriority {
 /// The search's first descent without a capacity: buffers stacked one by
 /// one, always the one that would rest lowest (ties by `priority`), each
 /// on the highest placed buffer it is live with. O((n + r) log n) with a
-/// segment tree over time, r being how often a buffer's resting offset
-/// had risen since it was queued (a few times n on training steps).
+/// segment tree over time, r being how often a buffer is found to rest
+/// higher than when it was queued (24 n on the Llama-7B shape at its
+/// memory floor, 54k buffers: 0.2 s).
 std::vector<int64_t> stackOffsets(const SearchInstance &instance,
                                   SearchPriority priority);
 
