@@ -22,6 +22,7 @@
 #include <limits>
 #include <numeric>
 #include <queue>
+#include <random>
 #include <tuple>
 
 namespace remat::plan::detail {
@@ -87,12 +88,20 @@ using PointLoads = RangeMax<plus>;
 /// The top of the placed buffers at each time point.
 using Skyline = RangeMax<atLeast>;
 
-/// rank[i]: position of buffer i in the priority order (ties by index).
+/// rank[i]: position of buffer i in the priority order; ties by index, or
+/// when `tieSeed` is not 0 in an order drawn from it.
 std::vector<size_t> priorityRanks(const SearchInstance &in,
-                                  SearchPriority priority) {
+                                  SearchPriority priority,
+                                  uint64_t tieSeed = 0) {
   const size_t n = in.size.size();
   std::vector<size_t> order(n);
   std::iota(order.begin(), order.end(), 0);
+  if (tieSeed != 0) {
+    // Fisher-Yates by hand: std::shuffle's draws differ between libraries.
+    std::mt19937_64 rng(tieSeed);
+    for (size_t i = n; i > 1; --i)
+      std::swap(order[i - 1], order[rng() % i]);
+  }
   auto length = [&](size_t i) { return int64_t{in.hi[i]} - in.lo[i] + 1; };
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
     switch (priority) {
@@ -121,10 +130,10 @@ std::vector<size_t> priorityRanks(const SearchInstance &in,
 class StackingSearch {
 public:
   StackingSearch(const SearchInstance &in, int64_t capacity,
-                 SearchPriority priority, uint64_t budget)
+                 SearchPriority priority, uint64_t tieSeed, uint64_t budget)
       : in(in), capacity(capacity), budget(budget), loads(in.points),
         n(in.size.size()), rest(n, 0), offset(n, 0), placed(n, 0) {
-    rank = priorityRanks(in, priority);
+    rank = priorityRanks(in, priority, tieSeed);
     for (size_t i = 0; i < n; ++i)
       loads.update(in.lo[i], in.hi[i], in.size[i]);
   }
@@ -253,8 +262,9 @@ std::vector<int64_t> stackOffsets(const SearchInstance &in,
 
 std::optional<std::vector<int64_t>>
 searchOffsets(const SearchInstance &instance, int64_t capacity,
-              SearchPriority priority, uint64_t budget, uint64_t &work) {
-  StackingSearch search(instance, capacity, priority, budget);
+              SearchPriority priority, uint64_t tieSeed, uint64_t budget,
+              uint64_t &work) {
+  StackingSearch search(instance, capacity, priority, tieSeed, budget);
   return search.run(work);
 }
 

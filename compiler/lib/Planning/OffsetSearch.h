@@ -55,10 +55,14 @@ std::vector<int64_t> stackOffsets(const SearchInstance &instance,
 /// Offsets, one per buffer, with every buffer inside [0, capacity) and no
 /// two buffers that are live together overlapping; nullopt when there are
 /// none or the search spent `budget` units of work (about one per buffer
-/// looked at) without finding them. `work` receives what was spent.
+/// looked at) without finding them. `work` receives what was spent. Ties
+/// in `priority` go by buffer index when `tieSeed` is 0, else in an order
+/// drawn from it: which of many equal buffers is stacked first decides
+/// much, so a few seeds find plans that index order misses.
 std::optional<std::vector<int64_t>>
 searchOffsets(const SearchInstance &instance, int64_t capacity,
-              SearchPriority priority, uint64_t budget, uint64_t &work);
+              SearchPriority priority, uint64_t tieSeed, uint64_t budget,
+              uint64_t &work);
 
 } // namespace remat::plan::detail
 

@@ -1,14 +1,14 @@
 #!/usr/bin/env python3
 """The arena is within a stated fraction of the lower bound at every budget.
 
-    arena_near_bound.py REMAT_OPT MODEL MAX_RATIO [--at-floor RATIO] [remat-opt options...]
+    arena_near_bound.py REMAT_OPT MODEL MAX_RATIO [remat-opt options...]
 
 Finds the model's baseline peak (`--strategy none` at 1TB) and its memory
 floor (minimum_feasible_bytes of a plan at a 1-byte budget), then plans
 with every strategy at five budgets from the floor to the baseline and
 checks arena_bytes <= MAX_RATIO * lower_bound_bytes for each plan that
-fits (at the floor itself, RATIO if given). Prints one line per plan (with
-the ratio) and a summary line for FileCheck; exits 1 when a plan misses.
+fits. Prints one line per plan (with the ratio) and a summary line for
+FileCheck; exits 1 when a plan misses.
 """
 
 import json
@@ -29,9 +29,6 @@ def plan(remat_opt, model, budget, strategy, extra):
 
 def main():
     remat_opt, model, max_ratio, extra = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4:]
-    floor_ratio = max_ratio
-    if extra[:1] == ["--at-floor"]:
-        floor_ratio, extra = float(extra[1]), extra[2:]
     baseline = plan(remat_opt, model, "1TB", "none", extra)["baseline_peak_bytes"]
     floor = plan(remat_opt, model, 1, "auto", extra)["minimum_feasible_bytes"]
     budgets = sorted({floor + (baseline - floor) * k // 4 for k in range(5)})
@@ -43,7 +40,7 @@ def main():
                 continue
             plans += 1
             ratio = report["arena_bytes"] / max(report["lower_bound_bytes"], 1)
-            ok = ratio <= (floor_ratio if budget == floor else max_ratio)
+            ok = ratio <= max_ratio
             misses += 0 if ok else 1
             worst = max(worst, ratio)
             print("budget %d %-4s arena %d lower bound %d ratio %.4f %s" %
