@@ -254,6 +254,21 @@ def main():
                        for e in d.get("_stderr_errors", [])})
         out.append("† remat-opt exited 0 but printed errors on stderr (strategies: "
                    + ", ".join(flagged) + "): " + "; ".join(msgs))
+    if have_auto:
+        # auto's estimated step time should not rise as the budget grows.
+        fits = [(row["budget"], row["cells"]["auto"][1]["estimated_step_seconds"])
+                for row in rows if row["cells"]["auto"][0] == "fit"]
+        rises = [(b0, b1) for (b0, t0), (b1, t1) in zip(fits, fits[1:]) if t1 > t0 * (1 + 1e-9)]
+        out.append("auto step time non-increasing as the budget grows: " +
+                   ("yes, over %d budgets that fit" % len(fits) if not rises else
+                    "no: it rises from " + ", ".join(f"{gb(b0)} to {gb(b1)} {UNIT[1]}"
+                                                     for b0, b1 in rises)))
+        arena = [(int(d["arena_bytes"]) / max(int(d["lower_bound_bytes"]), 1), row["budget"])
+                 for row in rows for st, d in [row["cells"]["auto"]] if st == "fit" and d]
+        if arena:
+            worst_arena = max(arena)
+            out.append(f"auto's arena over its lower bound: worst {100.0 * (worst_arena[0] - 1):.2f}% "
+                       f"at {gb(worst_arena[1])} {UNIT[1]}")
     if ratios:
         worst = max(ratios)
         out.append(f"auto/MILP step-time ratio where the MILP proved optimality: "
