@@ -121,16 +121,25 @@ std::vector<Buffer> tiledRectangle(std::mt19937_64 &rng, int steps,
   return buffers;
 }
 
+/// n buffers of 1..maxUnits units, starting in [0, starts), living 1..lives
+/// steps.
+std::vector<Buffer> randomBuffers(std::mt19937_64 &rng, int n, int starts,
+                                  int lives, int maxUnits) {
+  std::vector<Buffer> buffers;
+  for (int i = 0; i < n; ++i) {
+    int begin = (int)(rng() % starts);
+    int end = begin + (int)(rng() % lives);
+    buffers.push_back(
+        {(1 + (int64_t)(rng() % maxUnits)) * kUnit, begin, end, ""});
+  }
+  return buffers;
+}
+
 TEST(OffsetSearch, MatchesExhaustiveOptimum) {
   std::mt19937_64 rng(7);
   for (int trial = 0; trial < 300; ++trial) {
-    int n = 3 + (int)(rng() % 6);
-    std::vector<Buffer> buffers;
-    for (int i = 0; i < n; ++i) {
-      int begin = (int)(rng() % 5);
-      int end = begin + (int)(rng() % 3);
-      buffers.push_back({(1 + (int64_t)(rng() % 4)) * kUnit, begin, end, ""});
-    }
+    std::vector<Buffer> buffers =
+        randomBuffers(rng, 3 + (int)(rng() % 6), 5, 3, 4);
     int64_t optimum = exhaustiveOptimum(buffers);
     SearchInstance in = toInstance(buffers);
     for (SearchPriority priority : kPriorities) {
@@ -205,13 +214,8 @@ TEST(OffsetSearch, EveryPlanFoundAndStackedVerifies) {
   std::mt19937_64 rng(13);
   int found = 0;
   for (int trial = 0; trial < 200; ++trial) {
-    int n = 5 + (int)(rng() % 150);
-    std::vector<Buffer> buffers;
-    for (int i = 0; i < n; ++i) {
-      int begin = (int)(rng() % 100);
-      int end = begin + (int)(rng() % 30);
-      buffers.push_back({(1 + (int64_t)(rng() % 64)) * kUnit, begin, end, ""});
-    }
+    std::vector<Buffer> buffers =
+        randomBuffers(rng, 5 + (int)(rng() % 150), 100, 30, 64);
     int64_t bound = lowerBound(buffers, kUnit);
     int64_t capacity = bound + (int64_t)(rng() % 8) * kUnit;
     for (SearchPriority priority : kPriorities) {
