@@ -655,6 +655,7 @@ void improveBySearch(const std::vector<Buffer> &buffers, const Instance &in,
   if (n * n > budget)
     return;
   const uint64_t perAttempt = std::max<uint64_t>(2 * n * n, 50'000);
+  const detail::OffsetSearch offsetSearch(search, budget);
   uint64_t spent = 0, attempt = 0;
   int64_t failed = best.lowerBoundBytes - 1; // highest capacity not reached
   while (best.arenaBytes - failed > alignment && spent < budget) {
@@ -667,9 +668,8 @@ void improveBySearch(const std::vector<Buffer> &buffers, const Instance &in,
          ++k, ++attempt) {
       uint64_t work = 0;
       auto [priority, tieSeed] = attemptOrder(attempt);
-      offsets = detail::searchOffsets(search, capacity, priority, tieSeed,
-                                      std::min(perAttempt, budget - spent),
-                                      work);
+      offsets = offsetSearch.find(capacity, priority, tieSeed,
+                                  std::min(perAttempt, budget - spent), work);
       spent += work;
     }
     if (!offsets) {

@@ -1,5 +1,4 @@
-//===- OffsetSearch.cpp - Search for offsets under a capacity
-//---------------===//
+//===- OffsetSearch.cpp - Search for offsets under a capacity -------------===//
 //
 // A node of the search has some buffers placed; every unplaced buffer's
 // resting offset (`rest`) is the top of the highest placed buffer it is
@@ -127,49 +126,36 @@ std::vector<size_t> priorityRanks(const SearchInstance &in,
   return ranks;
 }
 
+/// One find(): the state of the descent and its backtracking.
 class StackingSearch {
 public:
-  StackingSearch(const SearchInstance &in, int64_t capacity,
-                 SearchPriority priority, uint64_t tieSeed, uint64_t budget)
-      : in(in), capacity(capacity), budget(budget), loads(in.points),
-        n(in.size.size()), rest(n, 0), offset(n, 0), placed(n, 0) {
+  StackingSearch(const SearchInstance &in,
+                 const std::vector<std::vector<size_t>> &neighbours,
+                 int64_t capacity, SearchPriority priority, uint64_t tieSeed,
+                 uint64_t budget)
+      : in(in), neighbours(neighbours), capacity(capacity), budget(budget),
+        loads(in.points), n(in.size.size()), rest(n, 0), offset(n, 0),
+        placed(n, 0) {
     rank = priorityRanks(in, priority, tieSeed);
     for (size_t i = 0; i < n; ++i)
       loads.update(in.lo[i], in.hi[i], in.size[i]);
   }
 
-  std::optional<std::vector<int64_t>> run(uint64_t &work) {
+  /// `listingWork`: what listing the neighbours cost, charged to this
+  /// search once its capacity holds every time point's bytes.
+  std::optional<std::vector<int64_t>> run(uint64_t listingWork,
+                                          uint64_t &work) {
     std::optional<std::vector<int64_t>> result;
-    if (loads.maximum(0, in.points - 1) <= capacity && buildNeighbours() &&
-        place(0))
-      result = offset;
+    if (loads.maximum(0, in.points - 1) <= capacity) {
+      spent = listingWork;
+      if (spent <= budget && place(0))
+        result = offset;
+    }
     work = spent;
     return result;
   }
 
 private:
-  /// The buffers each buffer is live with; false when the pairs alone
-  /// would exceed the budget.
-  bool buildNeighbours() {
-    std::vector<size_t> byStart(n);
-    std::iota(byStart.begin(), byStart.end(), 0);
-    std::sort(byStart.begin(), byStart.end(),
-              [&](size_t a, size_t b) { return in.lo[a] < in.lo[b]; });
-    neighbours.assign(n, {});
-    for (size_t p = 0; p < n; ++p) {
-      size_t a = byStart[p];
-      for (size_t q = p + 1; q < n && in.lo[byStart[q]] <= in.hi[a]; ++q) {
-        size_t b = byStart[q];
-        neighbours[a].push_back(b);
-        neighbours[b].push_back(a);
-        spent += 2;
-      }
-      if (spent > budget)
-        return false;
-    }
-    return true;
-  }
-
   /// Places every buffer not yet placed (`depth` of them are).
   bool place(size_t depth) {
     if (depth == n)
@@ -220,6 +206,7 @@ private:
   }
 
   const SearchInstance &in;
+  const std::vector<std::vector<size_t>> &neighbours;
   int64_t capacity;
   uint64_t budget;
   uint64_t spent = 0;
@@ -228,7 +215,6 @@ private:
   std::vector<int64_t> rest, offset;
   std::vector<char> placed;
   std::vector<size_t> rank;
-  std::vector<std::vector<size_t>> neighbours;
   std::vector<std::pair<size_t, int64_t>> trail;
 };
 
@@ -260,12 +246,40 @@ std::vector<int64_t> stackOffsets(const SearchInstance &in,
   return offset;
 }
 
+OffsetSearch::OffsetSearch(const SearchInstance &instance, uint64_t budget)
+    : instance(instance) {
+  const size_t n = instance.size.size();
+  std::vector<size_t> byStart(n);
+  std::iota(byStart.begin(), byStart.end(), 0);
+  std::sort(byStart.begin(), byStart.end(), [&](size_t a, size_t b) {
+    return instance.lo[a] < instance.lo[b];
+  });
+  neighbours.assign(n, {});
+  for (size_t p = 0; p < n; ++p) {
+    size_t a = byStart[p];
+    for (size_t q = p + 1; q < n && instance.lo[byStart[q]] <= instance.hi[a];
+         ++q) {
+      size_t b = byStart[q];
+      neighbours[a].push_back(b);
+      neighbours[b].push_back(a);
+      listingWork += 2;
+    }
+    if (listingWork > budget)
+      return; // listed stays false
+  }
+  listed = true;
+}
+
 std::optional<std::vector<int64_t>>
-searchOffsets(const SearchInstance &instance, int64_t capacity,
-              SearchPriority priority, uint64_t tieSeed, uint64_t budget,
-              uint64_t &work) {
-  StackingSearch search(instance, capacity, priority, tieSeed, budget);
-  return search.run(work);
+OffsetSearch::find(int64_t capacity, SearchPriority priority, uint64_t tieSeed,
+                   uint64_t budget, uint64_t &work) const {
+  if (!listed) {
+    work = 0;
+    return std::nullopt;
+  }
+  StackingSearch search(instance, neighbours, capacity, priority, tieSeed,
+                        budget);
+  return search.run(listingWork, work);
 }
 
 } // namespace remat::plan::detail

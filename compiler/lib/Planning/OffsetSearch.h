@@ -52,17 +52,33 @@ enum class SearchPriority {
 std::vector<int64_t> stackOffsets(const SearchInstance &instance,
                                   SearchPriority priority);
 
-/// Offsets, one per buffer, with every buffer inside [0, capacity) and no
-/// two buffers that are live together overlapping; nullopt when there are
-/// none or the search spent `budget` units of work (about one per buffer
-/// looked at) without finding them. `work` receives what was spent. Ties
-/// in `priority` go by buffer index when `tieSeed` is 0, else in an order
-/// drawn from it: which of many equal buffers is stacked first decides
-/// much, so a few seeds find plans that index order misses.
-std::optional<std::vector<int64_t>>
-searchOffsets(const SearchInstance &instance, int64_t capacity,
-              SearchPriority priority, uint64_t tieSeed, uint64_t budget,
-              uint64_t &work);
+/// The backtracking search over one instance. The buffers each buffer is
+/// live with are listed once, here, and shared by every find().
+class OffsetSearch {
+public:
+  /// Lists the live-together pairs, giving up past `budget` units of work
+  /// (two per pair); find() then finds nothing.
+  OffsetSearch(const SearchInstance &instance, uint64_t budget);
+
+  /// Offsets, one per buffer, with every buffer inside [0, capacity) and
+  /// no two buffers that are live together overlapping; nullopt when there
+  /// are none or the search spent `budget` units of work (about one per
+  /// buffer looked at, the listing of pairs included) without finding
+  /// them. `work` receives what was spent. Ties in `priority` go by buffer
+  /// index when `tieSeed` is 0, else in an order drawn from it: which of
+  /// many equal buffers is stacked first decides much, so a few seeds find
+  /// plans that index order misses.
+  std::optional<std::vector<int64_t>> find(int64_t capacity,
+                                           SearchPriority priority,
+                                           uint64_t tieSeed, uint64_t budget,
+                                           uint64_t &work) const;
+
+private:
+  const SearchInstance &instance;
+  std::vector<std::vector<size_t>> neighbours;
+  uint64_t listingWork = 0;
+  bool listed = false; // false: the listing ran out of budget
+};
 
 } // namespace remat::plan::detail
 

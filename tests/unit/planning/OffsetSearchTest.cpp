@@ -142,15 +142,16 @@ TEST(OffsetSearch, MatchesExhaustiveOptimum) {
         randomBuffers(rng, 3 + (int)(rng() % 6), 5, 3, 4);
     int64_t optimum = exhaustiveOptimum(buffers);
     SearchInstance in = toInstance(buffers);
+    OffsetSearch search(in, kUnlimited);
     for (SearchPriority priority : kPriorities) {
       uint64_t work = 0;
-      auto offsets = searchOffsets(in, optimum, priority, 0, kUnlimited, work);
+      auto offsets = search.find(optimum, priority, 0, kUnlimited, work);
       ASSERT_TRUE(offsets.has_value()) << "trial " << trial;
       expectValid(buffers, *offsets, optimum);
       // One unit less: no plan exists, and the search says so within its
       // budget rather than running out of it.
       auto tighter =
-          searchOffsets(in, optimum - kUnit, priority, 0, kUnlimited, work);
+          search.find(optimum - kUnit, priority, 0, kUnlimited, work);
       EXPECT_FALSE(tighter.has_value()) << "trial " << trial;
       EXPECT_LT(work, kUnlimited);
     }
@@ -168,11 +169,13 @@ TEST(OffsetSearch, FindsTiledRectanglesAtTheirBound) {
     std::vector<Buffer> buffers = tiledRectangle(rng, steps, height, pieces);
     int64_t capacity = height * kUnit;
     ASSERT_EQ(lowerBound(buffers, kUnit), capacity);
+    SearchInstance in = toInstance(buffers);
+    OffsetSearch search(in, kUnlimited);
     for (SearchPriority priority : kPriorities) {
       uint64_t work = 0;
       // Any tie order: the search is complete whichever it tries first.
-      auto offsets = searchOffsets(toInstance(buffers), capacity, priority,
-                                   /*tieSeed=*/trial % 3, kUnlimited, work);
+      auto offsets = search.find(capacity, priority, /*tieSeed=*/trial % 3,
+                                 kUnlimited, work);
       ASSERT_TRUE(offsets.has_value())
           << "trial " << trial << ": " << buffers.size() << " buffers";
       expectValid(buffers, *offsets, capacity);
@@ -218,13 +221,13 @@ TEST(OffsetSearch, EveryPlanFoundAndStackedVerifies) {
         randomBuffers(rng, 5 + (int)(rng() % 150), 100, 30, 64);
     int64_t bound = lowerBound(buffers, kUnit);
     int64_t capacity = bound + (int64_t)(rng() % 8) * kUnit;
+    SearchInstance in = toInstance(buffers);
+    OffsetSearch search(in, 2'000'000);
     for (SearchPriority priority : kPriorities) {
-      std::vector<int64_t> stacked =
-          stackOffsets(toInstance(buffers), priority);
-      expectValid(buffers, stacked, INT64_MAX);
+      expectValid(buffers, stackOffsets(in, priority), INT64_MAX);
       uint64_t work = 0;
-      auto offsets = searchOffsets(toInstance(buffers), capacity, priority,
-                                   /*tieSeed=*/trial % 3, 2'000'000, work);
+      auto offsets = search.find(capacity, priority, /*tieSeed=*/trial % 3,
+                                 2'000'000, work);
       if (!offsets)
         continue;
       ++found;
@@ -235,19 +238,26 @@ TEST(OffsetSearch, EveryPlanFoundAndStackedVerifies) {
 }
 
 TEST(OffsetSearch, BudgetStopsTheSearch) {
-  // Twenty unit buffers all live at step 0 cannot fit in 19 units; with a
-  // budget too small to find that out, the search stops and says so.
+  // Twenty unit buffers all live at step 0 cannot fit in 19 units: the
+  // search says so at once, within a small budget.
   std::vector<Buffer> buffers;
   for (int i = 0; i < 20; ++i)
     buffers.push_back({kUnit, 0, i % 3, ""});
   SearchInstance in = toInstance(buffers);
   uint64_t work = 0;
-  EXPECT_FALSE(searchOffsets(in, 19 * kUnit, SearchPriority::End, 0, 1000, work)
+  EXPECT_FALSE(OffsetSearch(in, 1000)
+                   .find(19 * kUnit, SearchPriority::End, 0, 1000, work)
                    .has_value());
   EXPECT_LE(work, 1000u + 2 * buffers.size());
+  OffsetSearch search(in, kUnlimited);
+  // 20 units would do, but 10 units of work do not pay for listing the 190
+  // live-together pairs: the budget stops the search.
+  EXPECT_FALSE(
+      search.find(20 * kUnit, SearchPriority::End, 0, 10, work).has_value());
+  EXPECT_EQ(work, 380u);
   // With enough, it fits them in 20.
   auto offsets =
-      searchOffsets(in, 20 * kUnit, SearchPriority::End, 0, kUnlimited, work);
+      search.find(20 * kUnit, SearchPriority::End, 0, kUnlimited, work);
   ASSERT_TRUE(offsets.has_value());
   expectValid(buffers, *offsets, 20 * kUnit);
 }
