@@ -65,7 +65,7 @@ struct ScheduleUpdatesPass
   void runOnOperation() override {
     SmallVector<Operation *> updates;
     getOperation().walk([&](Operation *op) {
-      if (isa<SgdOp, SgdMomentumOp, AdamOp>(op))
+      if (op->hasTrait<OptimizerUpdate>())
         updates.push_back(op);
     });
     for (Operation *update : updates) {

@@ -81,7 +81,7 @@ StepGraph buildStepGraph(func::FuncOp func, const CostModel &costModel,
           node.inputs.push_back(it->second);
       }
     node.recomputable = roles.isForward(&op) && !roles.losses.empty() &&
-                        !isa<SgdOp, SgdMomentumOp, AdamOp>(op);
+                        !op.hasTrait<OptimizerUpdate>();
     graph.nodeOf[&op] = graph.problem.nodes.size();
     graph.ops.push_back(&op);
     graph.flops.push_back(isa<CostOpInterface>(op)

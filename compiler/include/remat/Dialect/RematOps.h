@@ -12,6 +12,7 @@
 #include "remat/Dialect/CostOpInterface.h"
 #include "remat/Dialect/DifferentiableOpInterface.h"
 #include "remat/Dialect/RematDialect.h"
+#include "remat/Dialect/RematTraits.h"
 #include "remat/Dialect/ShapeInference.h"
 
 #define GET_OP_CLASSES

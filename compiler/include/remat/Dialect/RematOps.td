@@ -25,6 +25,14 @@ class Remat_StrOneOf<list<string> cases> : ConfinedAttr<StrAttr, [
         CPred<"::llvm::cast<::mlir::StringAttr>($_self).getValue() == \"" # c # "\"">)>,
       "one of: " # !interleave(cases, ", ")>]>;
 
+// Kernel properties (compiler/include/remat/Dialect/RematTraits.h).
+class Remat_KernelTrait<string name> : NativeOpTrait<name> {
+  let cppNamespace = "::remat";
+}
+def Remat_OptimizerUpdate : Remat_KernelTrait<"OptimizerUpdate">;
+def Remat_InPlaceElementwise : Remat_KernelTrait<"InPlaceElementwise">;
+def Remat_AnyDTypeKernel : Remat_KernelTrait<"AnyDTypeKernel">;
+
 /// Ops whose FLOP count is not one per result element define getFlops()
 /// (compiler/lib/Dialect/OpCosts.cpp).
 def Remat_CustomFlops : DeclareOpInterfaceMethods<Remat_CostOpInterface, ["getFlops"]>;
@@ -40,7 +48,7 @@ class Remat_Op<string mnemonic, list<Trait> traits = [],
 // Constants
 //===----------------------------------------------------------------------===//
 
-def Remat_ConstantOp : Remat_Op<"constant", [ConstantLike, Pure,
+def Remat_ConstantOp : Remat_Op<"constant", [Remat_AnyDTypeKernel, ConstantLike, Pure,
     AllTypesMatch<["value", "result"]>], Remat_CustomFlops> {
   let summary = "A small constant tensor (ONNX Constant, scalar literals)";
   let description = [{
@@ -65,16 +73,16 @@ class Remat_UnaryOp<string mnemonic, Type operandType, list<Trait> traits = [],
   let results = (outs operandType:$output);
 }
 
-def Remat_NegOp : Remat_UnaryOp<"neg", Remat_ArithTensor, [Remat_Differentiable]> { let summary = "-x"; }
-def Remat_AbsOp : Remat_UnaryOp<"abs", Remat_ArithTensor, [Remat_Differentiable]> { let summary = "|x|"; }
-def Remat_SqrtOp : Remat_UnaryOp<"sqrt", Remat_FloatTensor, [Remat_Differentiable]> { let summary = "sqrt(x)"; }
-def Remat_ExpOp : Remat_UnaryOp<"exp", Remat_FloatTensor, [Remat_Differentiable]> { let summary = "exp(x)"; }
-def Remat_LogOp : Remat_UnaryOp<"log", Remat_FloatTensor, [Remat_Differentiable]> { let summary = "log(x)"; }
-def Remat_ReciprocalOp : Remat_UnaryOp<"reciprocal", Remat_FloatTensor, [Remat_Differentiable]> { let summary = "1/x"; }
+def Remat_NegOp : Remat_UnaryOp<"neg", Remat_ArithTensor, [Remat_InPlaceElementwise, Remat_Differentiable]> { let summary = "-x"; }
+def Remat_AbsOp : Remat_UnaryOp<"abs", Remat_ArithTensor, [Remat_InPlaceElementwise, Remat_Differentiable]> { let summary = "|x|"; }
+def Remat_SqrtOp : Remat_UnaryOp<"sqrt", Remat_FloatTensor, [Remat_InPlaceElementwise, Remat_Differentiable]> { let summary = "sqrt(x)"; }
+def Remat_ExpOp : Remat_UnaryOp<"exp", Remat_FloatTensor, [Remat_InPlaceElementwise, Remat_Differentiable]> { let summary = "exp(x)"; }
+def Remat_LogOp : Remat_UnaryOp<"log", Remat_FloatTensor, [Remat_InPlaceElementwise, Remat_Differentiable]> { let summary = "log(x)"; }
+def Remat_ReciprocalOp : Remat_UnaryOp<"reciprocal", Remat_FloatTensor, [Remat_InPlaceElementwise, Remat_Differentiable]> { let summary = "1/x"; }
 def Remat_ErfOp : Remat_UnaryOp<"erf", Remat_FloatTensor, [Remat_Differentiable]> { let summary = "erf(x)"; }
-def Remat_TanhOp : Remat_UnaryOp<"tanh", Remat_FloatTensor, [Remat_Differentiable]> { let summary = "tanh(x)"; }
-def Remat_SigmoidOp : Remat_UnaryOp<"sigmoid", Remat_FloatTensor, [Remat_Differentiable]> { let summary = "1/(1+exp(-x))"; }
-def Remat_ReluOp : Remat_UnaryOp<"relu", Remat_ArithTensor, [Remat_Differentiable]> { let summary = "max(x, 0)"; }
+def Remat_TanhOp : Remat_UnaryOp<"tanh", Remat_FloatTensor, [Remat_InPlaceElementwise, Remat_Differentiable]> { let summary = "tanh(x)"; }
+def Remat_SigmoidOp : Remat_UnaryOp<"sigmoid", Remat_FloatTensor, [Remat_InPlaceElementwise, Remat_Differentiable]> { let summary = "1/(1+exp(-x))"; }
+def Remat_ReluOp : Remat_UnaryOp<"relu", Remat_ArithTensor, [Remat_InPlaceElementwise, Remat_Differentiable]> { let summary = "max(x, 0)"; }
 def Remat_NotOp : Remat_UnaryOp<"not", Remat_BoolTensor> { let summary = "logical not"; }
 
 def Remat_GeluOp : Remat_UnaryOp<"gelu", Remat_FloatTensor, [Remat_Differentiable],
@@ -104,16 +112,16 @@ class Remat_BinaryOp<string mnemonic, Type operandType, list<Trait> traits = []>
   }];
 }
 
-def Remat_AddOp : Remat_BinaryOp<"add", Remat_ArithTensor, [Commutative, Remat_Differentiable]> { let summary = "a + b"; }
-def Remat_SubOp : Remat_BinaryOp<"sub", Remat_ArithTensor, [Remat_Differentiable]> { let summary = "a - b"; }
-def Remat_MulOp : Remat_BinaryOp<"mul", Remat_ArithTensor, [Commutative, Remat_Differentiable]> { let summary = "a * b"; }
-def Remat_DivOp : Remat_BinaryOp<"div", Remat_ArithTensor, [Remat_Differentiable]> { let summary = "a / b (integers truncate)"; }
-def Remat_MaxOp : Remat_BinaryOp<"max", Remat_ArithTensor, [Commutative, Remat_Differentiable]> { let summary = "max(a, b)"; }
-def Remat_MinOp : Remat_BinaryOp<"min", Remat_ArithTensor, [Commutative, Remat_Differentiable]> { let summary = "min(a, b)"; }
+def Remat_AddOp : Remat_BinaryOp<"add", Remat_ArithTensor, [Remat_InPlaceElementwise, Commutative, Remat_Differentiable]> { let summary = "a + b"; }
+def Remat_SubOp : Remat_BinaryOp<"sub", Remat_ArithTensor, [Remat_InPlaceElementwise, Remat_Differentiable]> { let summary = "a - b"; }
+def Remat_MulOp : Remat_BinaryOp<"mul", Remat_ArithTensor, [Remat_InPlaceElementwise, Commutative, Remat_Differentiable]> { let summary = "a * b"; }
+def Remat_DivOp : Remat_BinaryOp<"div", Remat_ArithTensor, [Remat_InPlaceElementwise, Remat_Differentiable]> { let summary = "a / b (integers truncate)"; }
+def Remat_MaxOp : Remat_BinaryOp<"max", Remat_ArithTensor, [Remat_InPlaceElementwise, Commutative, Remat_Differentiable]> { let summary = "max(a, b)"; }
+def Remat_MinOp : Remat_BinaryOp<"min", Remat_ArithTensor, [Remat_InPlaceElementwise, Commutative, Remat_Differentiable]> { let summary = "min(a, b)"; }
 def Remat_AndOp : Remat_BinaryOp<"and", Remat_BoolTensor, [Commutative]> { let summary = "a and b"; }
 def Remat_OrOp : Remat_BinaryOp<"or", Remat_BoolTensor, [Commutative]> { let summary = "a or b"; }
 
-def Remat_PowOp : Remat_Op<"pow", [Remat_Differentiable, Pure, InferTypeOpAdaptor]> {
+def Remat_PowOp : Remat_Op<"pow", [Remat_InPlaceElementwise, Remat_Differentiable, Pure, InferTypeOpAdaptor]> {
   let summary = "a ^ b; the exponent may be of another (numeric) type";
   let arguments = (ins Remat_FloatTensor:$lhs, Remat_ArithTensor:$rhs);
   let results = (outs Remat_FloatTensor:$output);
@@ -147,7 +155,7 @@ def Remat_EqualOp : Remat_CompareOp<"equal", [Commutative]> { let summary = "a =
 def Remat_LessOp : Remat_CompareOp<"less"> { let summary = "a < b"; }
 def Remat_GreaterOp : Remat_CompareOp<"greater"> { let summary = "a > b"; }
 
-def Remat_WhereOp : Remat_Op<"where", [Remat_Differentiable, Pure, InferTypeOpAdaptor,
+def Remat_WhereOp : Remat_Op<"where", [Remat_InPlaceElementwise, Remat_AnyDTypeKernel, Remat_Differentiable, Pure, InferTypeOpAdaptor,
     AllElementTypesMatch<["on_true", "on_false", "output"]>]> {
   let summary = "cond ? on_true : on_false, broadcasting all three";
   let arguments = (ins Remat_BoolTensor:$condition, Remat_Tensor:$on_true,
@@ -155,7 +163,7 @@ def Remat_WhereOp : Remat_Op<"where", [Remat_Differentiable, Pure, InferTypeOpAd
   let results = (outs Remat_Tensor:$output);
 }
 
-def Remat_CastOp : Remat_Op<"cast", [Remat_Differentiable, Pure, SameOperandsAndResultShape]> {
+def Remat_CastOp : Remat_Op<"cast", [Remat_InPlaceElementwise, Remat_AnyDTypeKernel, Remat_Differentiable, Pure, SameOperandsAndResultShape]> {
   let summary = "element type conversion; the result type names the target";
   let arguments = (ins Remat_Tensor:$input);
   let results = (outs Remat_Tensor:$output);
@@ -234,7 +242,7 @@ def Remat_BatchNormInferenceOp : Remat_Op<"batch_norm_inference",
 }
 
 def Remat_BatchNormTrainingOp : Remat_Op<"batch_norm_training",
-    [Remat_Differentiable, Pure, InferTypeOpAdaptor], Remat_CustomFlops> {
+    [Remat_InPlaceElementwise, Remat_Differentiable, Pure, InferTypeOpAdaptor], Remat_CustomFlops> {
   let summary = "batch normalisation with batch statistics (train mode)";
   let description = [{
     Normalises with the batch mean and biased variance over all dims but 1,
@@ -328,7 +336,7 @@ def Remat_GlobalAveragePoolOp : Remat_Op<"global_average_pool",
 // Data movement
 //===----------------------------------------------------------------------===//
 
-def Remat_ReshapeOp : Remat_Op<"reshape", [Remat_Differentiable, Pure,
+def Remat_ReshapeOp : Remat_Op<"reshape", [Remat_AnyDTypeKernel, Remat_Differentiable, Pure,
     SameOperandsAndResultElementType], Remat_CustomFlops> {
   let summary = "reinterpret the shape; the result type names it";
   let description = [{
@@ -340,27 +348,27 @@ def Remat_ReshapeOp : Remat_Op<"reshape", [Remat_Differentiable, Pure,
   let hasFolder = 1;
 }
 
-def Remat_TransposeOp : Remat_Op<"transpose", [Remat_Differentiable, Pure, InferTypeOpAdaptor], Remat_CustomFlops> {
+def Remat_TransposeOp : Remat_Op<"transpose", [Remat_AnyDTypeKernel, Remat_Differentiable, Pure, InferTypeOpAdaptor], Remat_CustomFlops> {
   let summary = "permute dims: result.shape[i] = input.shape[permutation[i]]";
   let arguments = (ins Remat_Tensor:$input, DenseI64ArrayAttr:$permutation);
   let results = (outs Remat_Tensor:$output);
 }
 
-def Remat_ConcatOp : Remat_Op<"concat", [Remat_Differentiable, Pure, InferTypeOpAdaptor,
+def Remat_ConcatOp : Remat_Op<"concat", [Remat_AnyDTypeKernel, Remat_Differentiable, Pure, InferTypeOpAdaptor,
                                          SameOperandsAndResultElementType], Remat_CustomFlops> {
   let summary = "concatenate along an axis";
   let arguments = (ins Variadic<Remat_Tensor>:$inputs, I64Attr:$axis);
   let results = (outs Remat_Tensor:$output);
 }
 
-def Remat_SplitOp : Remat_Op<"split", [Remat_Differentiable, Pure], Remat_CustomFlops> {
+def Remat_SplitOp : Remat_Op<"split", [Remat_AnyDTypeKernel, Remat_Differentiable, Pure], Remat_CustomFlops> {
   let summary = "split along an axis; result types give the sizes";
   let arguments = (ins Remat_Tensor:$input, I64Attr:$axis);
   let results = (outs Variadic<Remat_Tensor>:$outputs);
   let hasVerifier = 1;
 }
 
-def Remat_SliceOp : Remat_Op<"slice", [Remat_Differentiable, Pure, InferTypeOpAdaptor], Remat_CustomFlops> {
+def Remat_SliceOp : Remat_Op<"slice", [Remat_AnyDTypeKernel, Remat_Differentiable, Pure, InferTypeOpAdaptor], Remat_CustomFlops> {
   let summary = "strided slice with one (start, limit, step) per dim";
   let description = [{
     Normalised ONNX Slice: for dim d the result holds
@@ -374,14 +382,14 @@ def Remat_SliceOp : Remat_Op<"slice", [Remat_Differentiable, Pure, InferTypeOpAd
   let results = (outs Remat_Tensor:$output);
 }
 
-def Remat_GatherOp : Remat_Op<"gather", [Remat_Differentiable, Pure, InferTypeOpAdaptor], Remat_CustomFlops> {
+def Remat_GatherOp : Remat_Op<"gather", [Remat_AnyDTypeKernel, Remat_Differentiable, Pure, InferTypeOpAdaptor], Remat_CustomFlops> {
   let summary = "ONNX Gather: index the input along one axis";
   let arguments = (ins Remat_Tensor:$input, Remat_IndexTensor:$indices,
                    I64Attr:$axis);
   let results = (outs Remat_Tensor:$output);
 }
 
-def Remat_ExpandOp : Remat_Op<"expand", [Remat_Differentiable, Pure,
+def Remat_ExpandOp : Remat_Op<"expand", [Remat_AnyDTypeKernel, Remat_Differentiable, Pure,
     SameOperandsAndResultElementType], Remat_CustomFlops> {
   let summary = "broadcast to the result type's shape (numpy rules)";
   let arguments = (ins Remat_Tensor:$input);

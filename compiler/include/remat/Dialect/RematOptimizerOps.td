@@ -9,7 +9,7 @@
 #ifndef REMAT_OPTIMIZER_OPS
 #define REMAT_OPTIMIZER_OPS
 
-def Remat_SgdOp : Remat_Op<"sgd", [Pure,
+def Remat_SgdOp : Remat_Op<"sgd", [Remat_InPlaceElementwise, Remat_OptimizerUpdate, Pure,
     AllTypesMatch<["param", "grad", "new_param"]>], Remat_CustomFlops> {
   let summary = "torch.optim.SGD without momentum: p - lr * (g + wd * p)";
   let arguments = (ins Remat_FloatTensor:$param, Remat_FloatTensor:$grad,
@@ -17,7 +17,7 @@ def Remat_SgdOp : Remat_Op<"sgd", [Pure,
   let results = (outs Remat_FloatTensor:$new_param);
 }
 
-def Remat_SgdMomentumOp : Remat_Op<"sgd_momentum", [Pure,
+def Remat_SgdMomentumOp : Remat_Op<"sgd_momentum", [Remat_InPlaceElementwise, Remat_OptimizerUpdate, Pure,
     AllTypesMatch<["param", "grad", "momentum_buffer", "new_param",
                    "new_momentum_buffer"]>], Remat_CustomFlops> {
   let summary = "torch.optim.SGD with momentum (optionally Nesterov)";
@@ -31,7 +31,7 @@ def Remat_SgdMomentumOp : Remat_Op<"sgd_momentum", [Pure,
                  Remat_FloatTensor:$new_momentum_buffer);
 }
 
-def Remat_AdamOp : Remat_Op<"adam", [Pure,
+def Remat_AdamOp : Remat_Op<"adam", [Remat_InPlaceElementwise, Remat_OptimizerUpdate, Pure,
     AllTypesMatch<["param", "grad", "exp_avg", "exp_avg_sq", "new_param",
                    "new_exp_avg", "new_exp_avg_sq"]>], Remat_CustomFlops> {
   let summary = "torch.optim.Adam, or AdamW with decoupled = true";

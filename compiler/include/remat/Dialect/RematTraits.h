@@ -1,0 +1,37 @@
+//===- RematTraits.h - Kernel properties of remat ops -----------*- C++ -*-===//
+//
+// Op traits that state what an op's runtime kernel can do, so that passes,
+// the interpreter and the emitter ask the op (`op->hasTrait<...>()`) instead
+// of keeping lists of op classes. Declared in ODS (RematOps.td).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef REMAT_DIALECT_REMATTRAITS_H
+#define REMAT_DIALECT_REMATTRAITS_H
+
+#include "mlir/IR/OpDefinition.h"
+
+namespace remat {
+
+/// A fused optimizer update: reads a parameter (and its optimizer state) and
+/// returns the new values, which the step writes over the old ones.
+template <typename ConcreteType>
+class OptimizerUpdate
+    : public mlir::OpTrait::TraitBase<ConcreteType, OptimizerUpdate> {};
+
+/// The kernel reads each element of an operand before it writes the element
+/// at the same index of a result of that shape, so such a result may be
+/// written over the operand (in-place updates of persistent state).
+template <typename ConcreteType>
+class InPlaceElementwise
+    : public mlir::OpTrait::TraitBase<ConcreteType, InPlaceElementwise> {};
+
+/// The kernel handles every runtime dtype, f16 and bf16 included (data
+/// movement and casts); other ops compute in f32 or f64 only.
+template <typename ConcreteType>
+class AnyDTypeKernel
+    : public mlir::OpTrait::TraitBase<ConcreteType, AnyDTypeKernel> {};
+
+} // namespace remat
+
+#endif // REMAT_DIALECT_REMATTRAITS_H
