@@ -1,6 +1,6 @@
 //===- DataMovementGrad.cpp - Gather and slice backward -------------------===//
 
-#include "remat/runtime/GradKernels.h"
+#include "remat/runtime/Kernels.h"
 
 #include "DTypeDispatch.h"
 #include "GradUtil.h"

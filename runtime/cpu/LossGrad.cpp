@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "remat/runtime/GradKernels.h"
+#include "remat/runtime/Kernels.h"
 
 #include "DTypeDispatch.h"
 #include "common/LossChecks.h"

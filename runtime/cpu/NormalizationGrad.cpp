@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "remat/runtime/GradKernels.h"
+#include "remat/runtime/Kernels.h"
 
 #include "DTypeDispatch.h"
 #include "common/NormalizationChecks.h"

@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "remat/runtime/GradKernels.h"
+#include "remat/runtime/Kernels.h"
 
 #include "DTypeDispatch.h"
 

@@ -88,7 +88,7 @@ install(TARGETS ${_remat_exported} EXPORT RematRuntimeTargets
         INCLUDES DESTINATION include)
 install(DIRECTORY ${REMAT_SOURCE_DIR}/runtime/include/
         DESTINATION include COMPONENT RematRuntime
-        FILES_MATCHING PATTERN "*.h" PATTERN "*.cuh")
+        FILES_MATCHING PATTERN "*.h" PATTERN "*.inc" PATTERN "*.cuh")
 install(EXPORT RematRuntimeTargets NAMESPACE Remat::
         DESTINATION ${REMAT_RUNTIME_CMAKE_DIR} COMPONENT RematRuntime)
 

@@ -15,7 +15,6 @@
 #include "mlir/IR/Operation.h"
 
 #include <cstdint>
-#include <functional>
 
 namespace remat {
 
@@ -47,13 +46,6 @@ public:
   /// The training step keying the dropout RNG.
   virtual uint64_t step() const = 0;
 };
-
-/// Executes one op: reads operands and writes results through the context.
-/// Throws rt::RuntimeError (kernels) or InterpreterError.
-using OpExecutor = std::function<void(mlir::Operation *, ExecContext &)>;
-
-/// The executor for `op`, or null if the interpreter does not support it.
-const OpExecutor *lookupExecutor(mlir::Operation *op);
 
 } // namespace remat
 

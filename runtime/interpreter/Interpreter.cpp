@@ -16,6 +16,7 @@
 #include "remat/Interpreter/Interpreter.h"
 
 #include "ExecContext.h"
+#include "InterpreterCall.h"
 #include "remat/Dialect/RematOps.h"
 #include "remat/Interpreter/TensorConversion.h"
 #include "remat/runtime/Kernels.h"
@@ -100,8 +101,7 @@ static bool isHalfType(Type type) {
 /// Ops whose kernels handle every dtype (data movement, cast) never need
 /// promotion; any other op touching f16/bf16 values is computed in f32.
 bool needsPromotion(Operation *op) {
-  if (isa<remat::ConstantOp, ReshapeOp, TransposeOp, ConcatOp, SplitOp,
-          SliceOp, GatherOp, ExpandOp, WhereOp, CastOp>(op))
+  if (op->hasTrait<AnyDTypeKernel>())
     return false;
   return llvm::any_of(op->getOperandTypes(), isHalfType) ||
          llvm::any_of(op->getResultTypes(), isHalfType);
@@ -340,10 +340,12 @@ public:
     try {
       if (step.promote) {
         PromotingContext promoting(*this);
-        (*step.executor)(step.op, promoting);
+        InterpreterCall call(promoting);
+        (void)(*step.executor)(step.op, call);
         promoting.finish();
       } else {
-        (*step.executor)(step.op, *this);
+        InterpreterCall call(*this);
+        (void)(*step.executor)(step.op, call);
       }
       for (Value result : step.op->getResults())
         if (!result.use_empty() && !slots_.count(result))

@@ -15,7 +15,6 @@
 
 #include "TestUtil.h"
 
-#include "remat/runtime/GradKernels.h"
 #include "remat/runtime/Kernels.h"
 #include "remat/runtime/cuda/CudaKernels.h"
 

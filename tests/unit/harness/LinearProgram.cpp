@@ -11,7 +11,6 @@
 
 #include "LinearModel.h"
 
-#include "remat/runtime/GradKernels.h"
 #include "remat/runtime/Kernels.h"
 #include "remat/runtime/Program.h"
 

@@ -11,7 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "remat/runtime/GradKernels.h"
+#include "remat/runtime/Kernels.h"
 
 #include "TestUtil.h"
 

@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "remat/runtime/GradKernels.h"
+#include "remat/runtime/Kernels.h"
 
 #include "TestUtil.h"
 

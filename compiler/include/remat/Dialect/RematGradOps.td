@@ -2,7 +2,7 @@
 //
 // Ops that only appear in training steps: the backward of forward ops whose
 // gradient is not a short composition of forward ops. Each maps to one
-// runtime kernel (runtime/include/remat/runtime/GradKernels.h). Ops whose
+// runtime kernel (runtime/include/remat/runtime/KernelApi.inc). Ops whose
 // result shape is not implied by their operands take it from the result
 // type; their verifiers check it against the attributes.
 //

@@ -15,7 +15,7 @@
 
 #include "remat/Target/Cpp/TrainStepEmitter.h"
 
-#include "OpEmitter.h"
+#include "KernelCallWriter.h"
 
 #include "remat/Dialect/RematOps.h"
 #include "remat/Interpreter/Interpreter.h"
@@ -62,14 +62,6 @@ const char *dtypeEnumName(rt::DType dtype) {
   return "F32";
 }
 
-/// Ops whose kernels may write a result over an operand of the same shape:
-/// each output element depends only on the same element of the inputs.
-bool writesElementwise(Operation *op) {
-  return isa<SgdOp, SgdMomentumOp, AdamOp, BatchNormTrainingOp, AddOp, SubOp,
-             MulOp, DivOp, MaxOp, MinOp, PowOp, NegOp, AbsOp, SqrtOp, ExpOp,
-             LogOp, ReciprocalOp, TanhOp, SigmoidOp, ReluOp, WhereOp,
-             CastOp>(op);
-}
 
 struct Storage {
   rt::Region region = rt::Region::Arena;
@@ -270,7 +262,7 @@ LogicalResult TrainStepEmitter::placeInPlace(Operation *op, Value result,
       if (isa<ReshapeOp>(user))
         continue;
       if (user == op) {
-        if (!writesElementwise(op))
+        if (!op->hasTrait<InPlaceElementwise>())
           return op->emitOpError("would update ")
                  << role << " '" << name
                  << "' in place while reading it (not an elementwise op)";
@@ -370,8 +362,9 @@ LogicalResult TrainStepEmitter::emitBody() {
       return op.emitOpError("computes on f16/bf16 values; generated code has "
                             "no mixed-precision kernels yet (the interpreter "
                             "promotes to f32)");
-    const OpEmitter *emitter = lookupOpEmitter(&op);
-    if (!emitter)
+    const KernelBinding<KernelCallWriter> *binding =
+        KernelBindings<KernelCallWriter>::get().lookup(&op);
+    if (!binding)
       return op.emitOpError("has no kernel in generated code");
     for (Value result : op.getResults())
       if (!result.use_empty() && !storage_.count(result))
@@ -380,7 +373,8 @@ LogicalResult TrainStepEmitter::emitBody() {
     opDescriptions_.push_back(describeOp(&op));
     body_ << "\n  // " << opDescriptions_.back() << "\n";
     body_ << "  ctx.currentOp = " << index << ";\n";
-    if (failed((*emitter)(&op, *this)))
+    KernelCallWriter writer(*this);
+    if (failed((*binding)(&op, writer)))
       return failure();
   }
   return success();
@@ -496,8 +490,7 @@ void TrainStepEmitter::emitFile(raw_ostream &os) {
   if (cuda)
     os << "#include \"remat/runtime/cuda/CudaKernels.h\"\n";
   else
-    os << "#include \"remat/runtime/GradKernels.h\"\n"
-       << "#include \"remat/runtime/Kernels.h\"\n";
+    os << "#include \"remat/runtime/Kernels.h\"\n";
   os << "\n#include <cstdint>\n#include <limits>\n#include <vector>\n\n"
      << "namespace {\n\n"
      << "namespace kernels = " << (cuda ? "remat::rt::cuda" : "remat::rt")

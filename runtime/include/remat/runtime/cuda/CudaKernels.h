@@ -1,13 +1,13 @@
 //===- CudaKernels.h - The runtime kernel API on CUDA -----------*- C++ -*-===//
 //
-// The CUDA backend of Kernels.h and GradKernels.h: the same functions with the
-// same parameters and semantics, in namespace remat::rt::cuda, so generated
-// code switches backends by changing one namespace alias. Views hold device
-// pointers. Differences from the CPU API, all so that a captured CUDA Graph
-// stays valid across steps:
-//  - dropout reads its step from a device pointer;
-//  - sgdUpdate / adamUpdate have an overload reading the step number from a
-//    device pointer (the form generated code uses);
+// The CUDA backend of the kernel API: KernelApi.inc's declarations, the
+// same functions with the same parameters and semantics, in namespace
+// remat::rt::cuda, so generated code switches backends by changing one
+// namespace alias. Views hold device pointers. Differences from the CPU,
+// all so that a captured CUDA Graph stays valid across steps:
+//  - dropout reads its step from a device pointer (DropoutStep);
+//  - sgdUpdate / adamUpdate read the step number from a device pointer
+//    (OptimizerStep), and have an overload taking it on the host;
 //  - conditions the CPU kernels detect from data (an index or label out of
 //    range, an integer division by zero) cannot throw from the GPU: the
 //    kernel records the first one in a device status word and
@@ -17,7 +17,9 @@
 // returns without waiting; none allocates device memory or synchronizes.
 // Scratch space (im2col columns, partial sums) comes from the workspace; a
 // kernel whose scratch does not fit throws RuntimeError naming the bytes it
-// needs. Argument checks on shapes and dtypes throw RuntimeError on the host,
+// needs. (softmaxCrossEntropyLoss without a logProb output computes only
+// each target's log-probability: no scores-sized scratch; Sum/Mean take 16
+// bytes per target.) Argument checks on shapes and dtypes throw RuntimeError on the host,
 // as on the CPU.
 //
 // Numerics follow the CPU kernels (statistics accumulate in double, the
@@ -33,7 +35,6 @@
 #ifndef REMAT_RUNTIME_CUDA_CUDAKERNELS_H
 #define REMAT_RUNTIME_CUDA_CUDAKERNELS_H
 
-#include "remat/runtime/GradKernels.h"
 #include "remat/runtime/Kernels.h"
 
 #include <cuda_runtime_api.h>
@@ -77,198 +78,28 @@ size_t scratchBytes();
 void checkDeviceErrors();
 
 //===----------------------------------------------------------------------===//
-// Elementwise
+// The kernels. Optimizers read the 1-based step number (a 0-d I64 tensor) on
+// the device, which keeps a captured graph valid across steps: Adam's bias
+// corrections are then computed on the GPU (pow may differ from the host's
+// in the last bit), and SGD reads momentumBuf only when the step is > 1 and
+// momentumBuf is given.
 //===----------------------------------------------------------------------===//
 
-void unary(UnaryOp op, const TensorView &x, const TensorView &y);
-void binary(BinaryOp op, const TensorView &a, const TensorView &b,
-            const TensorView &out);
-void where(const TensorView &cond, const TensorView &x, const TensorView &y,
-           const TensorView &out);
-void cast(const TensorView &x, const TensorView &y);
-void copy(const TensorView &x, const TensorView &y);
-void fill(const TensorView &y, double value);
+using DropoutStep = const uint64_t *;
+using OptimizerStep = const int64_t *;
 
-//===----------------------------------------------------------------------===//
-// Linear algebra (cuBLAS)
-//===----------------------------------------------------------------------===//
+#include "remat/runtime/KernelApi.inc"
 
-void matmul(const TensorView &a, const TensorView &b, const TensorView &out,
-            bool transA, bool transB);
-
-//===----------------------------------------------------------------------===//
-// Normalisation and softmax
-//===----------------------------------------------------------------------===//
-
-void softmax(const TensorView &x, const TensorView &y, int64_t axis);
-void logSoftmax(const TensorView &x, const TensorView &y, int64_t axis);
-void layerNorm(const TensorView &x, const TensorView &scale,
-               const TensorView &bias, const TensorView &y,
-               const TensorView &mean, const TensorView &invStdDev,
-               int64_t axis, double epsilon);
-void batchNormInference(const TensorView &x, const TensorView &scale,
-                        const TensorView &bias, const TensorView &mean,
-                        const TensorView &var, const TensorView &y,
-                        double epsilon);
-void batchNormTraining(const TensorView &x, const TensorView &scale,
-                       const TensorView &bias, const TensorView &runningMean,
-                       const TensorView &runningVar, const TensorView &y,
-                       const TensorView &runningMeanOut,
-                       const TensorView &runningVarOut,
-                       const TensorView &savedMean,
-                       const TensorView &savedInvStd, double epsilon,
-                       double momentum, bool unbiasedRunningVar);
-
-//===----------------------------------------------------------------------===//
-// Reductions
-//===----------------------------------------------------------------------===//
-
-void reduce(ReduceOp op, const TensorView &x, const TensorView &out,
-            const std::vector<int64_t> &axes);
-
-//===----------------------------------------------------------------------===//
-// Convolution and pooling
-//===----------------------------------------------------------------------===//
-
-void conv(const TensorView &x, const TensorView &w, const TensorView &bias,
-          const TensorView &y, const WindowParams &params, int64_t group);
-void maxPool(const TensorView &x, const TensorView &y,
-             const TensorView &indices, const WindowParams &params);
-void averagePool(const TensorView &x, const TensorView &y,
-                 const WindowParams &params, bool countIncludePad);
-void globalAveragePool(const TensorView &x, const TensorView &y);
-
-//===----------------------------------------------------------------------===//
-// Data movement
-//===----------------------------------------------------------------------===//
-
-void transpose(const TensorView &x, const TensorView &y,
-               const std::vector<int64_t> &perm);
-void concat(const std::vector<TensorView> &inputs, const TensorView &y,
-            int64_t axis);
-void split(const TensorView &x, const std::vector<TensorView> &outputs,
-           int64_t axis);
-void slice(const TensorView &x, const TensorView &y,
-           const std::vector<int64_t> &starts,
-           const std::vector<int64_t> &steps);
-void gather(const TensorView &x, const TensorView &indices, const TensorView &y,
-            int64_t axis);
-void expand(const TensorView &x, const TensorView &y);
-
-//===----------------------------------------------------------------------===//
-// Stochastic
-//===----------------------------------------------------------------------===//
-
-/// As rt::dropout, with the step read from device memory when the kernel
-/// runs (`step` must stay valid until then).
-void dropout(const TensorView &x, const TensorView &y, const TensorView &mask,
-             double ratio, uint64_t seed, uint64_t streamId,
-             const uint64_t *step);
-
-//===----------------------------------------------------------------------===//
-// Losses
-//===----------------------------------------------------------------------===//
-
-/// Without a logProb output, only each target's log-probability is computed
-/// (no scores-sized scratch; Sum/Mean take 16 bytes per target of scratch).
-void softmaxCrossEntropyLoss(const TensorView &scores, const TensorView &labels,
-                             const TensorView &weights, const TensorView &loss,
-                             const TensorView &logProb, LossReduction reduction,
-                             int64_t ignoreIndex, bool hasIgnoreIndex);
-void nllLoss(const TensorView &input, const TensorView &target,
-             const TensorView &weights, const TensorView &loss,
-             LossReduction reduction, int64_t ignoreIndex, bool hasIgnoreIndex);
-
-//===----------------------------------------------------------------------===//
-// Activation and normalisation backward
-//===----------------------------------------------------------------------===//
-
-void geluBackward(const TensorView &x, const TensorView &dy,
-                  const TensorView &dx, bool tanhApproximation);
-void softmaxBackward(const TensorView &y, const TensorView &dy,
-                     const TensorView &dx, int64_t axis);
-void logSoftmaxBackward(const TensorView &y, const TensorView &dy,
-                        const TensorView &dx, int64_t axis);
-void layerNormBackward(const TensorView &x, const TensorView &scale,
-                       const TensorView &mean, const TensorView &invStdDev,
-                       const TensorView &dy, const TensorView &dx,
-                       const TensorView &dscale, const TensorView &dbias,
-                       int64_t axis);
-void batchNormTrainingBackward(const TensorView &x, const TensorView &scale,
-                               const TensorView &savedMean,
-                               const TensorView &savedInvStd,
-                               const TensorView &dy, const TensorView &dx,
-                               const TensorView &dscale,
-                               const TensorView &dbias);
-
-//===----------------------------------------------------------------------===//
-// Convolution and pooling backward
-//===----------------------------------------------------------------------===//
-
-void convBackwardData(const TensorView &dy, const TensorView &w,
-                      const TensorView &dx, const WindowParams &params,
-                      int64_t group);
-void convBackwardFilter(const TensorView &x, const TensorView &dy,
-                        const TensorView &dw, const WindowParams &params,
-                        int64_t group);
-void maxPoolBackward(const TensorView &dy, const TensorView &indices,
-                     const TensorView &dx);
-void averagePoolBackward(const TensorView &dy, const TensorView &dx,
-                         const WindowParams &params, bool countIncludePad);
-
-//===----------------------------------------------------------------------===//
-// Data movement backward
-//===----------------------------------------------------------------------===//
-
-void gatherBackward(const TensorView &dy, const TensorView &indices,
-                    const TensorView &dx, int64_t axis);
-void sliceBackward(const TensorView &dy, const TensorView &dx,
-                   const std::vector<int64_t> &starts,
-                   const std::vector<int64_t> &steps);
-
-//===----------------------------------------------------------------------===//
-// Loss backward
-//===----------------------------------------------------------------------===//
-
-void softmaxCrossEntropyLossBackward(const TensorView &dloss,
-                                     const TensorView &logProb,
-                                     const TensorView &labels,
-                                     const TensorView &weights,
-                                     const TensorView &dscores,
-                                     LossReduction reduction,
-                                     int64_t ignoreIndex, bool hasIgnoreIndex);
-void nllLossBackward(const TensorView &dloss, const TensorView &target,
-                     const TensorView &weights, const TensorView &dinput,
-                     LossReduction reduction, int64_t ignoreIndex,
-                     bool hasIgnoreIndex);
-
-//===----------------------------------------------------------------------===//
-// Optimizers. The int64_t overloads take the step number on the host, as on
-// the CPU (fine eagerly, or where the step does not matter); the pointer
-// overloads read the 1-based step number (a 0-d I64 tensor) on the device,
-// which keeps a captured graph valid across steps. With a device step,
-// Adam's bias corrections are computed on the GPU (pow may differ from the
-// host's in the last bit), and SGD reads momentumBuf only when the step is
-// > 1 and momentumBuf is given.
-//===----------------------------------------------------------------------===//
-
+/// The optimizers with the step number on the host, as on the CPU (fine
+/// eagerly, or where the step does not matter).
 void sgdUpdate(const TensorView &param, const TensorView &grad,
                const TensorView &momentumBuf, const TensorView &newParam,
                const TensorView &newMomentumBuf, int64_t step,
-               const SgdOptions &options);
-void sgdUpdate(const TensorView &param, const TensorView &grad,
-               const TensorView &momentumBuf, const TensorView &newParam,
-               const TensorView &newMomentumBuf, const int64_t *step,
                const SgdOptions &options);
 void adamUpdate(const TensorView &param, const TensorView &grad,
                 const TensorView &m, const TensorView &v,
                 const TensorView &newParam, const TensorView &newM,
                 const TensorView &newV, int64_t step,
-                const AdamOptions &options);
-void adamUpdate(const TensorView &param, const TensorView &grad,
-                const TensorView &m, const TensorView &v,
-                const TensorView &newParam, const TensorView &newM,
-                const TensorView &newV, const int64_t *step,
                 const AdamOptions &options);
 
 } // namespace remat::rt::cuda

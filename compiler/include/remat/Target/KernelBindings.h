@@ -1,0 +1,549 @@
+//===- KernelBindings.h - Each op's runtime kernel call, declared once -*- C++ -*-===//
+//
+// The one table from remat ops to the runtime kernel API
+// (runtime/include/remat/runtime/KernelApi.inc). An entry says which
+// kernel executes the op and with which arguments, written once against an
+// abstract `Call`. Two Calls exist:
+//  - the interpreter's (runtime/interpreter/KernelCalls.cpp) evaluates the
+//    arguments to tensor views and values and calls the CPU kernel now;
+//  - the C++ emitter's (compiler/lib/Target/Cpp/KernelCallWriter.h) renders
+//    the same arguments as C++ text: the kernel call in the generated program.
+// So generated code calls what remat-run calls, with the same arguments, and
+// adding an op means adding one entry here.
+//
+// What an entry may use of its Call `c`:
+//   c.operand(v), c.result(v), c.optionalResult(v) (empty when unused),
+//   c.resultWithShape(v, shape), c.operands(range), c.results(range),
+//   c.none() (an absent optional view)            tensor arguments
+//   c.stepNumber(v)  the 1-based step a 0-d i64 tensor holds (optimizers)
+//   c.dropoutStep()  the steps taken before this one (dropout's RNG key)
+//   c.call(REMAT_KERNEL(NAME), args...)       the call; other arguments
+//       are plain values of the kernel's parameter types (bool, int64_t,
+//       uint64_t, double, std::vector<int64_t>, the runtime's enums,
+//       WindowParams, SgdOptions, AdamOptions)
+//   c.alias(result, source)      result is source's buffer, reshaped
+//   c.constant(result, value)    result is constant data
+//   c.fail(op, message)          a malformed op (the verifiers should have
+//                                excluded it): an error, not a kernel call
+// Each returns what the entry returns: success, or failure after an error.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef REMAT_TARGET_KERNELBINDINGS_H
+#define REMAT_TARGET_KERNELBINDINGS_H
+
+#include "remat/Dialect/RematOps.h"
+#include "remat/runtime/Kernels.h"
+
+#include "mlir/Support/LogicalResult.h"
+#include "llvm/ADT/DenseMap.h"
+
+#include <functional>
+#include <utility>
+#include <vector>
+
+namespace remat {
+
+/// A runtime kernel as a binding names it: its name in generated code, and
+/// the CPU function the interpreter calls. (Generated code calls
+/// `kernels::NAME`, an alias of the CPU or the CUDA namespace.) Only the
+/// interpreter instantiates `run`, so the compiler does not link the kernels.
+template <typename Run> struct KernelRef {
+  const char *name;
+  Run run;
+};
+template <typename Run> KernelRef(const char *, Run) -> KernelRef<Run>;
+
+#define REMAT_KERNEL(NAME)                                                     \
+  ::remat::KernelRef {                                                         \
+    #NAME, [](auto &&...args) {                                                \
+      ::remat::rt::NAME(std::forward<decltype(args)>(args)...);                \
+    }                                                                          \
+  }
+
+namespace binding {
+
+inline std::vector<int64_t> toVector(llvm::ArrayRef<int64_t> values) {
+  return std::vector<int64_t>(values.begin(), values.end());
+}
+
+/// Attributes hold axes and groups unsigned; kernels take int64_t.
+inline int64_t i64(uint64_t value) { return static_cast<int64_t>(value); }
+
+inline std::vector<int64_t> staticShape(mlir::Value value) {
+  return toVector(llvm::cast<mlir::RankedTensorType>(value.getType()).getShape());
+}
+
+/// Window parameters of a pooling op, or of a conv whose kernel is given
+/// (dilations default to 1).
+inline rt::WindowParams window(llvm::ArrayRef<int64_t> kernel,
+                               llvm::ArrayRef<int64_t> strides,
+                               llvm::ArrayRef<int64_t> pads,
+                               llvm::ArrayRef<int64_t> dilations = {}) {
+  rt::WindowParams params;
+  params.kernel = toVector(kernel);
+  params.strides = toVector(strides);
+  params.pads = toVector(pads);
+  params.dilations = dilations.empty()
+                         ? std::vector<int64_t>(kernel.size(), 1)
+                         : toVector(dilations);
+  return params;
+}
+
+/// Conv window parameters with the kernel taken from a weight-shaped value
+/// [M, C/group, k...].
+inline rt::WindowParams convWindow(mlir::Value weightLike,
+                                   llvm::ArrayRef<int64_t> strides,
+                                   llvm::ArrayRef<int64_t> pads,
+                                   llvm::ArrayRef<int64_t> dilations) {
+  std::vector<int64_t> shape = staticShape(weightLike);
+  return window(llvm::ArrayRef<int64_t>(shape).drop_front(2), strides, pads,
+                dilations);
+}
+
+/// The runtime's reduction for a loss op's `reduction` attribute (which ODS
+/// restricts to these three).
+inline rt::LossReduction lossReduction(llvm::StringRef reduction) {
+  if (reduction == "none")
+    return rt::LossReduction::None;
+  if (reduction == "sum")
+    return rt::LossReduction::Sum;
+  return rt::LossReduction::Mean;
+}
+
+} // namespace binding
+
+template <typename Call>
+using KernelBinding =
+    std::function<mlir::LogicalResult(mlir::Operation *, Call &)>;
+
+/// The bindings of every op that a kernel executes, for one kind of Call.
+template <typename Call> class KernelBindings {
+public:
+  static const KernelBindings &get() {
+    static const KernelBindings bindings;
+    return bindings;
+  }
+
+  /// The binding of `op`, or null when no kernel executes it.
+  const KernelBinding<Call> *lookup(mlir::Operation *op) const {
+    std::optional<mlir::RegisteredOperationName> name =
+        op->getRegisteredInfo();
+    if (!name)
+      return nullptr;
+    auto it = table_.find(name->getTypeID());
+    return it == table_.end() ? nullptr : &it->second;
+  }
+
+private:
+  KernelBindings() {
+    bindElementwise();
+    bindCompute();
+    bindConvPool();
+    bindDataMovement();
+    bindLosses();
+    bindBackward();
+    bindOptimizers();
+  }
+
+  template <typename OpT, typename Fn> void bind(Fn fn) {
+    table_[mlir::TypeID::get<OpT>()] = [fn](mlir::Operation *op, Call &c) {
+      return fn(llvm::cast<OpT>(op), c);
+    };
+  }
+
+  template <typename OpT> void bindUnary(rt::UnaryOp kind) {
+    bind<OpT>([kind](OpT op, Call &c) {
+      return c.call(REMAT_KERNEL(unary), kind, c.operand(op.getInput()),
+                    c.result(op.getOutput()));
+    });
+  }
+
+  template <typename OpT> void bindBinary(rt::BinaryOp kind) {
+    bind<OpT>([kind](OpT op, Call &c) {
+      return c.call(REMAT_KERNEL(binary), kind, c.operand(op.getLhs()),
+                    c.operand(op.getRhs()), c.result(op.getOutput()));
+    });
+  }
+
+  template <typename OpT> void bindReduce(rt::ReduceOp kind) {
+    bind<OpT>([kind](OpT op, Call &c) {
+      // The kernel writes x's rank with reduced dims set to 1; without
+      // keepdims the data layout is the same, only the shape differs.
+      std::vector<int64_t> kept = binding::staticShape(op.getInput());
+      for (int64_t axis : op.getAxes())
+        if (axis < 0 || axis >= static_cast<int64_t>(kept.size()))
+          return c.fail(op, "reduction axis " + std::to_string(axis) +
+                                " out of range for rank " +
+                                std::to_string(kept.size()));
+        else
+          kept[axis] = 1;
+      return c.call(REMAT_KERNEL(reduce), kind, c.operand(op.getInput()),
+                    c.resultWithShape(op.getOutput(), kept),
+                    binding::toVector(op.getAxes()));
+    });
+  }
+
+  void bindElementwise();
+  void bindCompute();
+  void bindConvPool();
+  void bindDataMovement();
+  void bindLosses();
+  void bindBackward();
+  void bindOptimizers();
+
+  llvm::DenseMap<mlir::TypeID, KernelBinding<Call>> table_;
+};
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+template <typename Call> void KernelBindings<Call>::bindElementwise() {
+  using rt::UnaryOp;
+  bindUnary<NegOp>(UnaryOp::Neg);
+  bindUnary<AbsOp>(UnaryOp::Abs);
+  bindUnary<SqrtOp>(UnaryOp::Sqrt);
+  bindUnary<ExpOp>(UnaryOp::Exp);
+  bindUnary<LogOp>(UnaryOp::Log);
+  bindUnary<ReciprocalOp>(UnaryOp::Reciprocal);
+  bindUnary<ErfOp>(UnaryOp::Erf);
+  bindUnary<TanhOp>(UnaryOp::Tanh);
+  bindUnary<SigmoidOp>(UnaryOp::Sigmoid);
+  bindUnary<ReluOp>(UnaryOp::Relu);
+  bindUnary<NotOp>(UnaryOp::Not);
+  bind<GeluOp>([](GeluOp op, Call &c) {
+    return c.call(REMAT_KERNEL(unary),
+                  op.getApproximate() == "tanh" ? UnaryOp::GeluTanh
+                                                : UnaryOp::GeluErf,
+                  c.operand(op.getInput()), c.result(op.getOutput()));
+  });
+
+  using rt::BinaryOp;
+  bindBinary<AddOp>(BinaryOp::Add);
+  bindBinary<SubOp>(BinaryOp::Sub);
+  bindBinary<MulOp>(BinaryOp::Mul);
+  bindBinary<DivOp>(BinaryOp::Div);
+  bindBinary<MaxOp>(BinaryOp::Max);
+  bindBinary<MinOp>(BinaryOp::Min);
+  bindBinary<AndOp>(BinaryOp::And);
+  bindBinary<OrOp>(BinaryOp::Or);
+  bindBinary<PowOp>(BinaryOp::Pow);
+  bindBinary<EqualOp>(BinaryOp::Equal);
+  bindBinary<LessOp>(BinaryOp::Less);
+  bindBinary<GreaterOp>(BinaryOp::Greater);
+
+  bind<WhereOp>([](WhereOp op, Call &c) {
+    return c.call(REMAT_KERNEL(where), c.operand(op.getCondition()),
+                  c.operand(op.getOnTrue()), c.operand(op.getOnFalse()),
+                  c.result(op.getOutput()));
+  });
+  bind<CastOp>([](CastOp op, Call &c) {
+    return c.call(REMAT_KERNEL(cast), c.operand(op.getInput()),
+                  c.result(op.getOutput()));
+  });
+  bind<DropoutOp>([](DropoutOp op, Call &c) {
+    return c.call(REMAT_KERNEL(dropout), c.operand(op.getInput()),
+                  c.result(op.getOutput()), c.optionalResult(op.getMask()),
+                  op.getRatio().convertToDouble(),
+                  static_cast<uint64_t>(op.getSeed()),
+                  static_cast<uint64_t>(op.getStream()), c.dropoutStep());
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// Constants, views, linear algebra, normalisation, reductions
+//===----------------------------------------------------------------------===//
+
+template <typename Call> void KernelBindings<Call>::bindCompute() {
+  bind<ConstantOp>([](ConstantOp op, Call &c) {
+    return c.constant(op.getResult(), op.getValue());
+  });
+  bind<ReshapeOp>([](ReshapeOp op, Call &c) {
+    return c.alias(op.getOutput(), op.getInput());
+  });
+  bind<MatMulOp>([](MatMulOp op, Call &c) {
+    return c.call(REMAT_KERNEL(matmul), c.operand(op.getLhs()),
+                  c.operand(op.getRhs()), c.result(op.getOutput()),
+                  op.getTransposeLhs(), op.getTransposeRhs());
+  });
+  bind<SoftmaxOp>([](SoftmaxOp op, Call &c) {
+    return c.call(REMAT_KERNEL(softmax), c.operand(op.getInput()),
+                  c.result(op.getOutput()), binding::i64(op.getAxis()));
+  });
+  bind<LogSoftmaxOp>([](LogSoftmaxOp op, Call &c) {
+    return c.call(REMAT_KERNEL(logSoftmax), c.operand(op.getInput()),
+                  c.result(op.getOutput()), binding::i64(op.getAxis()));
+  });
+  bind<LayerNormOp>([](LayerNormOp op, Call &c) {
+    return c.call(REMAT_KERNEL(layerNorm), c.operand(op.getInput()),
+                  c.operand(op.getScale()), c.operand(op.getBias()),
+                  c.result(op.getOutput()), c.optionalResult(op.getMean()),
+                  c.optionalResult(op.getInvStdDev()),
+                  binding::i64(op.getAxis()),
+                  op.getEpsilon().convertToDouble());
+  });
+  bind<BatchNormInferenceOp>([](BatchNormInferenceOp op, Call &c) {
+    return c.call(REMAT_KERNEL(batchNormInference), c.operand(op.getInput()),
+                  c.operand(op.getScale()), c.operand(op.getBias()),
+                  c.operand(op.getRunningMean()),
+                  c.operand(op.getRunningVar()), c.result(op.getOutput()),
+                  op.getEpsilon().convertToDouble());
+  });
+  bind<BatchNormTrainingOp>([](BatchNormTrainingOp op, Call &c) {
+    return c.call(
+        REMAT_KERNEL(batchNormTraining), c.operand(op.getInput()),
+        c.operand(op.getScale()), c.operand(op.getBias()),
+        c.operand(op.getRunningMean()), c.operand(op.getRunningVar()),
+        c.result(op.getOutput()), c.result(op.getNewRunningMean()),
+        c.result(op.getNewRunningVar()), c.optionalResult(op.getSavedMean()),
+        c.optionalResult(op.getSavedInvStd()),
+        op.getEpsilon().convertToDouble(), op.getMomentum().convertToDouble(),
+        op.getUnbiasedRunningVar());
+  });
+  bindReduce<ReduceSumOp>(rt::ReduceOp::Sum);
+  bindReduce<ReduceMeanOp>(rt::ReduceOp::Mean);
+  bindReduce<ReduceMaxOp>(rt::ReduceOp::Max);
+}
+
+//===----------------------------------------------------------------------===//
+// Convolution and pooling
+//===----------------------------------------------------------------------===//
+
+template <typename Call> void KernelBindings<Call>::bindConvPool() {
+  bind<ConvOp>([](ConvOp op, Call &c) {
+    if (binding::staticShape(op.getWeight()).size() < 3)
+      return c.fail(op, "conv weight must have rank >= 3");
+    return c.call(REMAT_KERNEL(conv), c.operand(op.getInput()),
+                  c.operand(op.getWeight()), c.operand(op.getBias()),
+                  c.result(op.getOutput()),
+                  binding::convWindow(op.getWeight(), op.getStrides(),
+                                      op.getPads(), op.getDilations()),
+                  binding::i64(op.getGroup()));
+  });
+  bind<MaxPoolOp>([](MaxPoolOp op, Call &c) {
+    // ceil_mode only changes the output shape, which the result type holds.
+    return c.call(REMAT_KERNEL(maxPool), c.operand(op.getInput()),
+                  c.result(op.getOutput()), c.optionalResult(op.getIndices()),
+                  binding::window(op.getKernelShape(), op.getStrides(),
+                                  op.getPads(), op.getDilations()));
+  });
+  bind<AveragePoolOp>([](AveragePoolOp op, Call &c) {
+    return c.call(REMAT_KERNEL(averagePool), c.operand(op.getInput()),
+                  c.result(op.getOutput()),
+                  binding::window(op.getKernelShape(), op.getStrides(),
+                                  op.getPads()),
+                  op.getCountIncludePad());
+  });
+  bind<GlobalAveragePoolOp>([](GlobalAveragePoolOp op, Call &c) {
+    return c.call(REMAT_KERNEL(globalAveragePool), c.operand(op.getInput()),
+                  c.result(op.getOutput()));
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+template <typename Call> void KernelBindings<Call>::bindDataMovement() {
+  bind<TransposeOp>([](TransposeOp op, Call &c) {
+    return c.call(REMAT_KERNEL(transpose), c.operand(op.getInput()),
+                  c.result(op.getOutput()),
+                  binding::toVector(op.getPermutation()));
+  });
+  bind<ConcatOp>([](ConcatOp op, Call &c) {
+    return c.call(REMAT_KERNEL(concat), c.operands(op.getInputs()),
+                  c.result(op.getOutput()), binding::i64(op.getAxis()));
+  });
+  bind<SplitOp>([](SplitOp op, Call &c) {
+    return c.call(REMAT_KERNEL(split), c.operand(op.getInput()),
+                  c.results(op.getOutputs()), binding::i64(op.getAxis()));
+  });
+  bind<SliceOp>([](SliceOp op, Call &c) {
+    // The limits only determine the result shape, which the type holds.
+    return c.call(REMAT_KERNEL(slice), c.operand(op.getInput()),
+                  c.result(op.getOutput()), binding::toVector(op.getStarts()),
+                  binding::toVector(op.getSteps()));
+  });
+  bind<GatherOp>([](GatherOp op, Call &c) {
+    return c.call(REMAT_KERNEL(gather), c.operand(op.getInput()),
+                  c.operand(op.getIndices()), c.result(op.getOutput()),
+                  binding::i64(op.getAxis()));
+  });
+  bind<ExpandOp>([](ExpandOp op, Call &c) {
+    return c.call(REMAT_KERNEL(expand), c.operand(op.getInput()),
+                  c.result(op.getOutput()));
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// Losses
+//===----------------------------------------------------------------------===//
+
+template <typename Call> void KernelBindings<Call>::bindLosses() {
+  bind<SoftmaxCrossEntropyLossOp>([](SoftmaxCrossEntropyLossOp op, Call &c) {
+    mlir::IntegerAttr ignore = op.getIgnoreIndexAttr();
+    return c.call(REMAT_KERNEL(softmaxCrossEntropyLoss), c.operand(op.getScores()),
+                  c.operand(op.getLabels()), c.operand(op.getWeights()),
+                  c.result(op.getLoss()), c.optionalResult(op.getLogProb()),
+                  binding::lossReduction(op.getReduction()),
+                  ignore ? ignore.getInt() : int64_t{0},
+                  static_cast<bool>(ignore));
+  });
+  bind<NllLossOp>([](NllLossOp op, Call &c) {
+    mlir::IntegerAttr ignore = op.getIgnoreIndexAttr();
+    return c.call(REMAT_KERNEL(nllLoss), c.operand(op.getInput()),
+                  c.operand(op.getTarget()), c.operand(op.getWeights()),
+                  c.result(op.getLoss()),
+                  binding::lossReduction(op.getReduction()),
+                  ignore ? ignore.getInt() : int64_t{0},
+                  static_cast<bool>(ignore));
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// Backward
+//===----------------------------------------------------------------------===//
+
+template <typename Call> void KernelBindings<Call>::bindBackward() {
+  bind<GeluBackwardOp>([](GeluBackwardOp op, Call &c) {
+    return c.call(REMAT_KERNEL(geluBackward), c.operand(op.getInput()),
+                  c.operand(op.getOutputGrad()), c.result(op.getInputGrad()),
+                  op.getApproximate() == "tanh");
+  });
+  bind<SoftmaxBackwardOp>([](SoftmaxBackwardOp op, Call &c) {
+    return c.call(REMAT_KERNEL(softmaxBackward), c.operand(op.getOutput()),
+                  c.operand(op.getOutputGrad()), c.result(op.getInputGrad()),
+                  binding::i64(op.getAxis()));
+  });
+  bind<LogSoftmaxBackwardOp>([](LogSoftmaxBackwardOp op, Call &c) {
+    return c.call(REMAT_KERNEL(logSoftmaxBackward), c.operand(op.getOutput()),
+                  c.operand(op.getOutputGrad()), c.result(op.getInputGrad()),
+                  binding::i64(op.getAxis()));
+  });
+  bind<LayerNormBackwardOp>([](LayerNormBackwardOp op, Call &c) {
+    return c.call(REMAT_KERNEL(layerNormBackward), c.operand(op.getInput()),
+                  c.operand(op.getScale()), c.operand(op.getMean()),
+                  c.operand(op.getInvStdDev()), c.operand(op.getOutputGrad()),
+                  c.optionalResult(op.getInputGrad()),
+                  c.optionalResult(op.getScaleGrad()),
+                  c.optionalResult(op.getBiasGrad()),
+                  binding::i64(op.getAxis()));
+  });
+  bind<BatchNormTrainingBackwardOp>(
+      [](BatchNormTrainingBackwardOp op, Call &c) {
+        return c.call(REMAT_KERNEL(batchNormTrainingBackward),
+                      c.operand(op.getInput()), c.operand(op.getScale()),
+                      c.operand(op.getSavedMean()),
+                      c.operand(op.getSavedInvStd()),
+                      c.operand(op.getOutputGrad()),
+                      c.optionalResult(op.getInputGrad()),
+                      c.optionalResult(op.getScaleGrad()),
+                      c.optionalResult(op.getBiasGrad()));
+      });
+  bind<ConvBackwardDataOp>([](ConvBackwardDataOp op, Call &c) {
+    return c.call(REMAT_KERNEL(convBackwardData), c.operand(op.getOutputGrad()),
+                  c.operand(op.getWeight()), c.result(op.getInputGrad()),
+                  binding::convWindow(op.getWeight(), op.getStrides(),
+                                      op.getPads(), op.getDilations()),
+                  binding::i64(op.getGroup()));
+  });
+  bind<ConvBackwardFilterOp>([](ConvBackwardFilterOp op, Call &c) {
+    return c.call(REMAT_KERNEL(convBackwardFilter), c.operand(op.getInput()),
+                  c.operand(op.getOutputGrad()), c.result(op.getWeightGrad()),
+                  binding::convWindow(op.getWeightGrad(), op.getStrides(),
+                                      op.getPads(), op.getDilations()),
+                  binding::i64(op.getGroup()));
+  });
+  bind<MaxPoolBackwardOp>([](MaxPoolBackwardOp op, Call &c) {
+    return c.call(REMAT_KERNEL(maxPoolBackward), c.operand(op.getOutputGrad()),
+                  c.operand(op.getIndices()), c.result(op.getInputGrad()));
+  });
+  bind<AveragePoolBackwardOp>([](AveragePoolBackwardOp op, Call &c) {
+    return c.call(REMAT_KERNEL(averagePoolBackward), c.operand(op.getOutputGrad()),
+                  c.result(op.getInputGrad()),
+                  binding::window(op.getKernelShape(), op.getStrides(),
+                                  op.getPads()),
+                  op.getCountIncludePad());
+  });
+  bind<GatherBackwardOp>([](GatherBackwardOp op, Call &c) {
+    return c.call(REMAT_KERNEL(gatherBackward), c.operand(op.getOutputGrad()),
+                  c.operand(op.getIndices()), c.result(op.getInputGrad()),
+                  binding::i64(op.getAxis()));
+  });
+  bind<SliceBackwardOp>([](SliceBackwardOp op, Call &c) {
+    return c.call(REMAT_KERNEL(sliceBackward), c.operand(op.getOutputGrad()),
+                  c.result(op.getInputGrad()),
+                  binding::toVector(op.getStarts()),
+                  binding::toVector(op.getSteps()));
+  });
+  bind<SoftmaxCrossEntropyLossBackwardOp>(
+      [](SoftmaxCrossEntropyLossBackwardOp op, Call &c) {
+        mlir::IntegerAttr ignore = op.getIgnoreIndexAttr();
+        return c.call(REMAT_KERNEL(softmaxCrossEntropyLossBackward),
+                      c.operand(op.getLossGrad()), c.operand(op.getLogProb()),
+                      c.operand(op.getLabels()), c.operand(op.getWeights()),
+                      c.result(op.getScoresGrad()),
+                      binding::lossReduction(op.getReduction()),
+                      ignore ? ignore.getInt() : int64_t{0},
+                      static_cast<bool>(ignore));
+      });
+  bind<NllLossBackwardOp>([](NllLossBackwardOp op, Call &c) {
+    mlir::IntegerAttr ignore = op.getIgnoreIndexAttr();
+    return c.call(REMAT_KERNEL(nllLossBackward), c.operand(op.getLossGrad()),
+                  c.operand(op.getTarget()), c.operand(op.getWeights()),
+                  c.result(op.getInputGrad()),
+                  binding::lossReduction(op.getReduction()),
+                  ignore ? ignore.getInt() : int64_t{0},
+                  static_cast<bool>(ignore));
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// Optimizers
+//===----------------------------------------------------------------------===//
+
+template <typename Call> void KernelBindings<Call>::bindOptimizers() {
+  bind<SgdOp>([](SgdOp op, Call &c) {
+    rt::SgdOptions options;
+    options.lr = op.getLr().convertToDouble();
+    options.weightDecay = op.getWeightDecay().convertToDouble();
+    // Without momentum the step number does not matter.
+    return c.call(REMAT_KERNEL(sgdUpdate), c.operand(op.getParam()),
+                  c.operand(op.getGrad()), c.none(),
+                  c.result(op.getNewParam()), c.none(), int64_t{1}, options);
+  });
+  bind<SgdMomentumOp>([](SgdMomentumOp op, Call &c) {
+    rt::SgdOptions options;
+    options.lr = op.getLr().convertToDouble();
+    options.momentum = op.getMomentum().convertToDouble();
+    options.dampening = op.getDampening().convertToDouble();
+    options.weightDecay = op.getWeightDecay().convertToDouble();
+    options.nesterov = op.getNesterov();
+    return c.call(REMAT_KERNEL(sgdUpdate), c.operand(op.getParam()),
+                  c.operand(op.getGrad()), c.operand(op.getMomentumBuffer()),
+                  c.result(op.getNewParam()),
+                  c.result(op.getNewMomentumBuffer()),
+                  c.stepNumber(op.getStep()), options);
+  });
+  bind<AdamOp>([](AdamOp op, Call &c) {
+    rt::AdamOptions options;
+    options.lr = op.getLr().convertToDouble();
+    options.beta1 = op.getBeta1().convertToDouble();
+    options.beta2 = op.getBeta2().convertToDouble();
+    options.eps = op.getEps().convertToDouble();
+    options.weightDecay = op.getWeightDecay().convertToDouble();
+    options.decoupledWeightDecay = op.getDecoupled();
+    return c.call(REMAT_KERNEL(adamUpdate), c.operand(op.getParam()),
+                  c.operand(op.getGrad()), c.operand(op.getExpAvg()),
+                  c.operand(op.getExpAvgSq()), c.result(op.getNewParam()),
+                  c.result(op.getNewExpAvg()), c.result(op.getNewExpAvgSq()),
+                  c.stepNumber(op.getStep()), options);
+  });
+}
+
+} // namespace remat
+
+#undef REMAT_KERNEL
+
+#endif // REMAT_TARGET_KERNELBINDINGS_H
