@@ -8,7 +8,13 @@
 #ifndef REMAT_RUNTIME_CPU_GEMM_H
 #define REMAT_RUNTIME_CPU_GEMM_H
 
+#ifdef REMAT_NO_CBLAS
+// No BLAS where the GPU bundle builds the CPU kernels (tools/gpu): they only
+// serve as references for the CUDA kernel tests there, so plain loops do.
+#include "cpu/GemmLoops.h"
+#else
 #include <cblas.h>
+#endif
 
 #include <algorithm>
 #include <cstdint>
@@ -21,6 +27,7 @@ namespace remat::rt::cpu {
 
 using namespace common;
 
+#ifndef REMAT_NO_CBLAS
 inline blasint toBlasInt(int64_t v) {
   if (v > std::numeric_limits<blasint>::max())
     fail("gemm", "dimension exceeds the BLAS integer range");
@@ -57,6 +64,7 @@ inline void gemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K,
                  double beta = 0) {
   gemmImpl<double>(cblas_dgemm, transA, transB, M, N, K, A, B, C, beta);
 }
+#endif // REMAT_NO_CBLAS
 
 } // namespace remat::rt::cpu
 

@@ -4,7 +4,7 @@
 
 #include "SyntheticData.h"
 
-#include "remat/runtime/TensorProtoIO.h"
+#include "remat/runtime/OnnxWire.h"
 
 #include <filesystem>
 #include <fstream>
@@ -107,7 +107,7 @@ std::vector<Tensor> BatchSource::readBatch(const std::string &dir) const {
   std::vector<Tensor> batch;
   for (const ArgumentSpec *arg : inputs_) {
     const std::string path = inputPath(dir, arg->inputFile);
-    Tensor tensor = readTensorFile(path); // messages name the file
+    Tensor tensor = wire::readTensorFile(path); // messages name the file
     if (tensor.dtype() != arg->dtype || tensor.shape() != arg->shape)
       throw RuntimeError("'" + path + "' holds " +
                          describe(tensor.dtype(), tensor.shape()) +

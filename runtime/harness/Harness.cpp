@@ -29,7 +29,7 @@
 #include "remat/runtime/Kernels.h"
 #include "remat/runtime/Program.h"
 #include "remat/runtime/TensorDump.h"
-#include "remat/runtime/WeightWriter.h"
+#include "remat/runtime/OnnxWire.h"
 
 #include <sys/resource.h>
 
@@ -271,7 +271,7 @@ int runHarness(const std::string &programName, const ProgramSpec &program,
     if (!options.saveWeights.empty()) {
       NamedTensors all = trained.params;
       all.insert(trained.updatedBuffers.begin(), trained.updatedBuffers.end());
-      saveWeights(weights.model, weights.dir, all, options.saveWeights);
+      wire::saveWeights(weights.model, weights.dir, all, options.saveWeights);
       if (!options.quiet)
         std::fprintf(out.info, "weights written to %s\n",
                      options.saveWeights.c_str());

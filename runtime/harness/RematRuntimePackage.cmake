@@ -15,7 +15,7 @@
 #   Remat::HarnessCPU   interface: RematHarness + RematDeviceCPU + their deps
 #   Remat::HarnessCUDA  interface: RematHarness + RematDeviceCUDA (only when
 #                       runtime/cuda defined RematDeviceCUDA)
-#   Remat::Harness, Remat::DeviceCPU, Remat::RuntimeIO, Remat::RuntimeCPU and
+#   Remat::Harness, Remat::DeviceCPU, Remat::RuntimeWire, Remat::RuntimeCPU and
 #   whatever else those link from this project (found by walking their link
 #   libraries, so a new internal dependency is exported without edits here).
 

@@ -5,12 +5,10 @@
 #include "HarnessRandom.h"
 
 #include "remat/runtime/Kernels.h"
-#include "remat/runtime/TensorProtoIO.h"
 
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
-#include <fstream>
 
 namespace fs = std::filesystem;
 
@@ -53,16 +51,9 @@ Tensor randomTensor(const ArgumentSpec &arg) {
 
 void openWeightSource(const std::string &path, WeightSource &source) {
   source.path = path;
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw RuntimeError("cannot open weights file '" + path + "'" +
-                       (fs::exists(path) ? "" : ": no such file"));
-  // Parsed from the stream: no second in-memory copy of a large model.
-  if (!source.model.ParseFromIstream(&in) || !source.model.has_graph())
-    throw RuntimeError("'" + path + "' is not an ONNX model (protobuf parse "
-                       "failed or no graph)");
-  for (const onnx::TensorProto &init : source.model.graph().initializer())
-    source.initializers[init.name()] = &init;
+  wire::readModel(path, source.model); // messages name the file
+  for (const wire::TensorRecord &init : source.model.initializers)
+    source.initializers[init.name] = &init;
   const fs::path dir = fs::path(path).parent_path();
   source.dir = dir.empty() ? "." : dir.string();
   source.loaded = true;
@@ -77,7 +68,7 @@ WeightLoadCounts loadWeights(const ProgramSpec &program,
     if (role != "parameter" && role != "buffer")
       continue;
     const std::string label = role + " '" + arg.name + "'";
-    const onnx::TensorProto *proto = nullptr;
+    const wire::TensorRecord *proto = nullptr;
     if (auto it = source.initializers.find(arg.name);
         it != source.initializers.end())
       proto = it->second;
@@ -96,10 +87,10 @@ WeightLoadCounts loadWeights(const ProgramSpec &program,
     } else {
       // Dtype and shape first, from the proto's header, so a mismatch does
       // not read (possibly gigabytes of) external data.
-      const Shape dims(proto->dims().begin(), proto->dims().end());
+      const Shape &dims = proto->dims;
       DType dtype;
       try {
-        dtype = dtypeFromOnnx(proto->data_type());
+        dtype = wire::dtypeFromOnnx(proto->dataType);
       } catch (const RuntimeError &e) {
         throw RuntimeError(label + " in '" + source.path + "': " + e.what());
       }
@@ -111,7 +102,7 @@ WeightLoadCounts loadWeights(const ProgramSpec &program,
                            " (recompile the model, or pass the model it was "
                            "compiled from with --weights)");
       try {
-        tensor = tensorFromProto(*proto, source.dir);
+        tensor = wire::decodeTensor(*proto, source.dir);
       } catch (const std::exception &e) {
         throw RuntimeError("cannot load " + label + " from '" + source.path +
                            "': " + e.what());

@@ -13,7 +13,7 @@
 #include "remat/runtime/Device.h"
 #include "remat/runtime/Program.h"
 
-#include "onnx/onnx_pb.h"
+#include "remat/runtime/OnnxWire.h"
 
 #include <map>
 #include <string>
@@ -25,8 +25,8 @@ struct WeightSource {
   std::string path; // for messages and --save-weights; empty if none
   std::string dir;  // external data is resolved relative to it
   bool loaded = false;
-  onnx::ModelProto model;
-  std::map<std::string, const onnx::TensorProto *> initializers;
+  wire::ModelFile model;
+  std::map<std::string, const wire::TensorRecord *> initializers;
 };
 
 /// Reads and parses the model at `path`. Throws RuntimeError naming the file

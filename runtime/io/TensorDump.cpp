@@ -7,7 +7,7 @@
 
 #include "remat/runtime/TensorDump.h"
 
-#include "remat/runtime/TensorProtoIO.h"
+#include "remat/runtime/OnnxWire.h"
 
 #include <filesystem>
 
@@ -26,7 +26,7 @@ void dumpTensors(const std::string &dir, const NamedTensors &tensors) {
     if (path.has_parent_path() && path.parent_path() != fs::path(dir))
       fs::create_directories(path.parent_path(), ec);
     try {
-      writeTensorFile(path.string(), *view, name);
+      wire::writeTensorFile(path.string(), *view, name);
     } catch (const std::exception &e) {
       throw RuntimeError("cannot write '" + path.string() + "': " + e.what());
     }

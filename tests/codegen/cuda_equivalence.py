@@ -11,16 +11,8 @@ like the interpreter.
                   executable equals remat-run bit for bit, see
                   codegen_equivalence.py). Without a GPU it prints
                   "SKIPPED: no CUDA device" (ctest reports the test as
-                  skipped). Tolerances, fp32 on both sides, different GEMM
-                  and reduction orders:
-                    losses      |cuda - cpu| <= 1e-4 * max(1, |cpu|)
-                    parameters  |cuda - cpu| <= atol + 1e-3 * |cpu|,
-                                atol = 1e-5 for SGD; for Adam, whose
-                                normalised step turns tiny gradient
-                                differences into up to lr per step, lr*steps
-                    peak        measured <= planned + 64 MiB (the device's
-                                free-memory figures also count cuBLAS's
-                                workspace and allocation granularity)
+                  skipped). The tolerances are cuda_compare.py's (shared
+                  with the GPU bundle, tools/gpu).
 Standard library only (CI's python has no onnx).
 """
 import argparse
@@ -32,7 +24,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import tensor_proto  # noqa: E402
+import cuda_compare  # noqa: E402
 
 NO_DEVICE = "no CUDA device available"
 
@@ -86,43 +78,13 @@ def compare(args, training, exe):
     cpu_losses = [float(m.group(1))
                   for m in re.finditer(r"^step \d+ loss (\S+)$", log, re.M)]
 
-    ok = True
-    print("losses  cuda %s\n        cpu  %s" % (report["losses"], cpu_losses))
-    if len(report["losses"]) != len(cpu_losses) or any(
-            abs(a - b) > 1e-4 * max(1.0, abs(b))
-            for a, b in zip(report["losses"], cpu_losses)):
-        print("FAIL: losses differ beyond 1e-4 relative")
-        ok = False
-
-    atol = 1e-5 if args.optimizer == "sgd" else float(args.lr) * args.steps
-    names = sorted(os.listdir(cpu_params))
-    if sorted(os.listdir(cuda_params)) != names or not names:
-        print("FAIL: different parameter sets")
-        ok = False
-    worst = (float("-inf"), "")
-    for name in names:
-        _, _, a = tensor_proto.read(os.path.join(cuda_params, name))
-        _, _, b = tensor_proto.read(os.path.join(cpu_params, name))
-        if len(a) != len(b):
-            print("FAIL: %s has %d elements on CUDA, %d on CPU" % (name, len(a), len(b)))
-            ok = False
-            continue
-        for x, y in zip(a, b):
-            excess = abs(x - y) - (atol + 1e-3 * abs(y))
-            if excess > worst[0]:
-                worst = (excess, name)
-    if worst[0] > 0:
-        ok = False
-    print("%d parameter files; largest |cuda - cpu| - tolerance: %.3g (%s)" %
-          (len(names), worst[0], worst[1]))
-
-    slack = 64 << 20
-    print("peak %d bytes measured, %d planned; median step %.4f s" %
-          (report["peak_bytes"], report["planned_peak_bytes"],
-           report["step_seconds_median"]))
-    if report["peak_bytes"] > report["planned_peak_bytes"] + slack:
-        print("FAIL: measured peak exceeds the plan by more than 64 MiB")
-        ok = False
+    failures, notes = cuda_compare.compare(
+        report, cpu_losses, cuda_params, cpu_params, args.optimizer, args.lr,
+        args.steps)
+    print("\n".join(notes))
+    for failure in failures:
+        print("FAIL: " + failure)
+    ok = not failures
     print("PASS" if ok else "FAIL")
     return 0 if ok else 1
 

@@ -16,6 +16,7 @@
 #include "remat/runtime/Program.h"
 #include "remat/runtime/TensorProtoIO.h"
 
+#include "onnx/checker.h"
 #include "onnx/onnx_pb.h"
 
 #include <gtest/gtest.h>
@@ -324,6 +325,10 @@ TEST_F(HarnessTest, InputsTrainLikeFloat64AndWeightsRoundTrip) {
     std::ifstream in(dir_ / "out" / "trained.onnx", std::ios::binary);
     ASSERT_TRUE(saved.ParseFromIstream(&in));
   }
+  // The harness writes models on the wire format, without ONNX's checker:
+  // check here that they pass it.
+  EXPECT_NO_THROW(
+      onnx::checker::check_model((dir_ / "out" / "trained.onnx").string()));
   ASSERT_EQ(saved.graph().initializer_size(), 2);
   ASSERT_EQ(saved.graph().node_size(), 1);
   for (const onnx::TensorProto &init : saved.graph().initializer()) {

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Verifies and benchmarks remat's CUDA path on this machine's GPU, in one
+# command (made by tools/gpu/bundle.sh; see README.md next to this file):
+#
+#   ./run.sh RESULTS_DIR [--dry-run] [--jobs N]
+#
+# 1. builds the CUDA runtime, the generated programs and the CUDA kernel
+#    tests with nvcc for sm_90 (CMake + ninja, into RESULTS_DIR/build);
+# 2. runs the CUDA kernel tests (GoogleTest, bundled);
+# 3. runs each program against remat-run's reference losses and parameters
+#    (the tolerances of cuda_compare.py), and measures its step time and
+#    peak memory against its plan and budget;
+# 4. runs the same models in PyTorch eager (fp32, checkpoint per block,
+#    bf16 autocast) for step time and torch.cuda.max_memory_allocated;
+# then writes RESULTS_DIR/results.json and results.md. Exits non-zero if
+# the build, a kernel test or an equivalence check fails (the failing
+# program and tensor are named). --dry-run lists the steps without running.
+set -uo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+RESULTS= DRY=0 JOBS=$(nproc 2>/dev/null || echo 4)
+while [ $# -gt 0 ]; do
+  case $1 in
+    --dry-run) DRY=1 ;;
+    --jobs) JOBS=$2; shift ;;
+    -*) echo "run.sh: unknown flag $1" >&2; exit 64 ;;
+    *) RESULTS=$1 ;;
+  esac
+  shift
+done
+[ -n "$RESULTS" ] || { echo "usage: $0 RESULTS_DIR [--dry-run] [--jobs N]" >&2; exit 64; }
+mkdir -p "$RESULTS" && RESULTS=$(cd "$RESULTS" && pwd)
+BUILD=$RESULTS/build
+STATUS=$RESULTS/status # one line per stage: name, exit status, seconds
+
+step() { # step NAME LOG COMMAND...: runs (or lists) one stage
+  local name=$1 log=$2; shift 2
+  if [ $DRY = 1 ]; then
+    echo "would run [$name]: $*"
+    case " $* " in *" --dry-run "*) "$@" | sed 's/^/    /' ;; esac # its own list
+    return 0
+  fi
+  echo "== $name: $*"
+  local start=$(date +%s)
+  "$@" 2>&1 | tee "$log"
+  local rc=${PIPESTATUS[0]}
+  echo "$name $rc $(( $(date +%s) - start ))" >> "$STATUS"
+  echo "== $name: exit $rc in $(( $(date +%s) - start )) s"
+  return $rc
+}
+
+[ $DRY = 1 ] || : > "$STATUS"
+if [ $DRY = 0 ]; then
+  for tool in nvcc cmake ninja python3; do
+    command -v $tool >/dev/null || { echo "run.sh: FAIL: $tool not found on PATH" >&2; exit 1; }
+  done
+  nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader \
+    > "$RESULTS/gpu.txt" 2>&1 || echo "nvidia-smi failed" > "$RESULTS/gpu.txt"
+  cat "$RESULTS/gpu.txt"
+fi
+ok=1
+step build "$RESULTS/build.log" bash -c "cmake -G Ninja -S '$HERE' -B '$BUILD' \
+    -DCMAKE_CUDA_ARCHITECTURES=90 >/dev/null && ninja -C '$BUILD' -j$JOBS" || ok=0
+if [ $ok = 1 ] || [ $DRY = 1 ]; then
+  step kernel-tests "$RESULTS/kernel-tests.log" \
+      "$BUILD/cuda-kernel-tests" --gtest_output=json:"$RESULTS/kernel-tests.json" || ok=0
+  step programs "$RESULTS/programs.log" python3 "$HERE/run_programs.py" \
+      --bundle "$HERE" --bin "$BUILD/programs" --out "$RESULTS" \
+      $( [ $DRY = 1 ] && echo --dry-run ) || ok=0
+fi
+# PyTorch eager: for comparison only; a missing torch or GPU is a named skip.
+step torch-eager "$RESULTS/torch.log" python3 "$HERE/torch_baseline.py" \
+    --bundle "$HERE" --out "$RESULTS/torch.json" $( [ $DRY = 1 ] && echo --dry-run ) || true
+step report "$RESULTS/report.log" python3 "$HERE/run_programs.py" --bundle "$HERE" \
+    --out "$RESULTS" --report-only $( [ $DRY = 1 ] && echo --dry-run ) || ok=0
+[ $DRY = 1 ] && exit 0
+if [ $ok = 1 ]; then
+  echo "run.sh: PASS; results in $RESULTS/results.json and results.md"
+  exit 0
+fi
+echo "run.sh: FAIL (see $RESULTS/results.md and the logs in $RESULTS):" >&2
+grep -h "^FAIL" "$RESULTS"/*.log >&2 || awk '$2 != 0 {print "  stage " $1 " exited " $2}' "$STATUS" >&2
+exit 1

@@ -1,0 +1,211 @@
+#!/usr/bin/env python3
+"""Runs the bundle's generated CUDA programs (programs.json): each against
+remat-run's reference under the same plan (cuda_compare.py's tolerances),
+then a timed run for the step time (median after warm-up) and the measured
+peak against the plan and the budget. Writes OUT/programs.json; with
+--report-only, merges it with the kernel tests' and PyTorch's results into
+OUT/results.json and OUT/results.md. Standard library only."""
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "python"))
+import cuda_compare  # noqa: E402
+
+WARMUP = 5       # steps dropped before the median (eager step, graph capture)
+TIMED_STEPS = 50  # GPT-2 small: 15
+TIMEOUT_S = 240
+
+
+def run(cmd, dry):
+    print("+ " + " ".join(cmd), flush=True)
+    if dry:
+        return None
+    try:
+        return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True, timeout=TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        return subprocess.CompletedProcess(cmd, 124, "", "timed out after %d s" % TIMEOUT_S)
+
+
+def program_args(bundle, p):
+    args = ["--weights", os.path.join(bundle, p["model"]), "--json"]
+    if p["inputs"]:
+        args += ["--inputs", os.path.join(bundle, p["inputs"])]
+    if p["random_weights"]:
+        args += ["--random-weights"]
+    return args
+
+
+def check(bundle, exe, p, work, dry):
+    """The equivalence check: a list of failures (empty = pass) and notes."""
+    ref = os.path.join(bundle, "reference", p["name"])
+    params = os.path.join(work, p["name"] + "-params")
+    result = run([exe, "--steps", str(p["reference_steps"]), "--dump-params",
+                  params] + program_args(bundle, p), dry)
+    if dry:
+        return [], []
+    if result.returncode != 0:
+        return ["%s exited %d: %s" % (p["name"], result.returncode,
+                                      result.stderr.strip()[-400:])], []
+    report = json.loads(result.stdout)
+    with open(os.path.join(ref, "remat-run.log")) as f:
+        cpu_losses = [float(m.group(1)) for m in
+                      re.finditer(r"^step \d+ loss (\S+)$", f.read(), re.M)]
+    return cuda_compare.compare(report, cpu_losses, params,
+                                os.path.join(ref, "params"), p["optimizer"],
+                                p["lr"], p["reference_steps"])
+
+
+def measure(bundle, exe, p, dry):
+    steps = 15 if p["name"].startswith("gpt2_small") else TIMED_STEPS
+    result = run([exe, "--steps", str(steps)] + program_args(bundle, p), dry)
+    if dry:
+        return {}
+    if result.returncode != 0:
+        return {"error": "exit %d: %s" % (result.returncode, result.stderr.strip()[-400:])}
+    r = json.loads(result.stdout)
+    timed = r["step_seconds"][WARMUP:] or r["step_seconds"]
+    return {"steps": steps, "warmup_steps": min(WARMUP, steps - 1),
+            "step_seconds_median": statistics.median(timed),
+            "samples_per_step": r["samples_per_step"],
+            "peak_bytes": r["peak_bytes"],
+            "planned_peak_bytes": r["planned_peak_bytes"],
+            "budget_bytes": r["budget_bytes"],
+            "peak_within_plan_slack": r["peak_bytes"] <= r["planned_peak_bytes"]
+            + cuda_compare.PEAK_SLACK_BYTES,
+            "peak_within_budget": r["peak_bytes"] <= r["budget_bytes"],
+            "device": r["device"]}
+
+
+def run_all(args):
+    with open(os.path.join(args.bundle, "programs.json")) as f:
+        programs = json.load(f)
+    work = os.path.join(args.out, "work")
+    os.makedirs(work, exist_ok=True)
+    results, failed = [], []
+    for p in programs:
+        exe = os.path.join(args.bin, p["name"])
+        entry = {"name": p["name"], "budget": p["budget"], "strategy": p["strategy"],
+                 "optimizer": p["optimizer"], "target": p["target"]}
+        with open(os.path.join(args.bundle, "programs", p["name"], "plan.json")) as f:
+            plan = json.load(f)
+        entry["estimated_step_seconds"] = plan.get("estimated_step_seconds")
+        if not args.dry_run and not os.path.isfile(exe):
+            entry["equivalence"] = "FAIL"
+            entry["failures"] = ["%s was not built" % exe]
+        elif p["reference"]:
+            failures, notes = check(args.bundle, exe, p, work, args.dry_run)
+            print("\n".join(notes))
+            entry["equivalence"] = "FAIL" if failures else "PASS"
+            entry["failures"] = failures
+        else:
+            print("%s: equivalence check skipped (no reference: remat-run is "
+                  "too slow on a CPU at this size); measured only" % p["name"])
+            entry["equivalence"] = "skipped: no reference (too large for remat-run)"
+        for failure in entry.get("failures", []):
+            print("FAIL: %s: %s" % (p["name"], failure), flush=True)
+            failed.append(p["name"])
+        if os.path.isfile(exe) or args.dry_run:
+            entry["measured"] = measure(args.bundle, exe, p, args.dry_run)
+        results.append(entry)
+    if not args.dry_run:
+        with open(os.path.join(args.out, "programs.json"), "w") as f:
+            json.dump(results, f, indent=1)
+    print("%d programs, %d failed the equivalence check%s" % (
+        len(programs), len(set(failed)),
+        (": " + ", ".join(sorted(set(failed)))) if failed else ""))
+    return 1 if failed else 0
+
+
+def load(path, default):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return default
+
+
+def mb(value):
+    return "—" if value is None else "%.1f" % (value / 2**20)
+
+
+def ms(value):
+    return "—" if value is None else "%.3f" % (value * 1e3)
+
+
+def report(args):
+    if args.dry_run:
+        print("would write %s/results.json and results.md" % args.out)
+        return 0
+    out = args.out
+    status = {}
+    if os.path.isfile(os.path.join(out, "status")):
+        for line in open(os.path.join(out, "status")):
+            name, rc, seconds = line.split()
+            status[name] = {"exit": int(rc), "seconds": int(seconds)}
+    kernel = load(os.path.join(out, "kernel-tests.json"), {})
+    programs = load(os.path.join(out, "programs.json"), [])
+    torch = load(os.path.join(out, "torch.json"), {"skipped": "no torch.json"})
+    gpu = open(os.path.join(out, "gpu.txt")).read().strip() \
+        if os.path.isfile(os.path.join(out, "gpu.txt")) else "unknown"
+    revision = open(os.path.join(args.bundle, "REVISION")).read().strip()
+    results = {"revision": revision, "gpu": gpu, "stages": status,
+               "kernel_tests": {k: kernel.get(k) for k in
+                                ("tests", "failures", "disabled", "errors")},
+               "programs": programs, "torch_eager": torch}
+    with open(os.path.join(out, "results.json"), "w") as f:
+        json.dump(results, f, indent=1)
+
+    lines = ["# remat CUDA results", "",
+             "revision %s, GPU: %s" % (revision, gpu), "",
+             "stages: " + ", ".join("%s exit %d (%d s)" % (k, v["exit"], v["seconds"])
+                                    for k, v in status.items()), "",
+             "CUDA kernel tests: %s tests, %s failures" % (
+                 kernel.get("tests", "?"), kernel.get("failures", "?")), "",
+             "| program | budget | strategy | equivalence | step ms (median) | "
+             "est. step ms | peak MiB | planned MiB | budget MiB |",
+             "|---|---|---|---|---:|---:|---:|---:|---:|"]
+    for p in programs:
+        m = p.get("measured", {})
+        lines.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            p["name"], p["budget"], p["strategy"],
+            p["equivalence"] + ("".join("; " + x for x in p.get("failures", []))),
+            ms(m.get("step_seconds_median")), ms(p.get("estimated_step_seconds")),
+            mb(m.get("peak_bytes")), mb(m.get("planned_peak_bytes")),
+            mb(m.get("budget_bytes")) if m.get("budget_bytes", 0) < 2**40 else "none"))
+    lines += ["", "## PyTorch eager (same GPU)", ""]
+    if "skipped" in torch:
+        lines.append("skipped: " + torch["skipped"])
+    else:
+        lines += ["| model | variant | step ms (median) | max_memory_allocated MiB |",
+                  "|---|---|---:|---:|"]
+        for row in torch.get("rows", []):
+            lines.append("| %s | %s | %s | %s |" % (
+                row["model"], row["variant"],
+                ms(row.get("step_seconds_median")) if "skipped" not in row else "skipped: " + row["skipped"],
+                mb(row.get("max_memory_allocated"))))
+    with open(os.path.join(out, "results.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    return 0
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--bundle", required=True)
+    p.add_argument("--bin")
+    p.add_argument("--out", required=True)
+    p.add_argument("--dry-run", action="store_true")
+    p.add_argument("--report-only", action="store_true")
+    args = p.parse_args()
+    return report(args) if args.report_only else run_all(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
