@@ -40,7 +40,7 @@ done
 [ -x "$WORK/build/cuda-kernel-tests" ] || { echo "FAIL: cuda-kernel-tests was not built" >&2; exit 1; }
 # Nothing built may link protobuf, ONNX, MLIR or BLAS.
 for exe in "$WORK/build/cuda-kernel-tests" "$WORK"/build/programs/*; do
-  if ldd "$exe" 2>/dev/null | grep -Ei 'protobuf|onnx|mlir|blas'; then
+  if ldd "$exe" 2>/dev/null | grep -Ei 'protobuf|onnx|mlir|openblas|libblas|libcblas'; then
     echo "FAIL: $exe links a library the GPU machine lacks" >&2; exit 1
   fi
 done
