@@ -23,6 +23,8 @@ struct RunReport {
   std::vector<double> stepSeconds;  // per step: runStep alone
   int64_t peakBytes = 0;            // Device::measuredPeakBytes()
   int64_t hostPeakRssBytes = 0;     // the process's max resident set
+  int64_t stepAllocations = 0;      // heap allocations inside steps (-1:
+                                    // not countable in this build)
   std::string deviceName;
   std::string data;                 // BatchSource::description()
   std::string weights;              // the weights file, or "" if none
