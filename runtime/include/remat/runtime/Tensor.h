@@ -11,6 +11,8 @@
 #ifndef REMAT_RUNTIME_TENSOR_H
 #define REMAT_RUNTIME_TENSOR_H
 
+#include "remat/runtime/InlineVector.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -28,7 +30,10 @@ size_t dtypeSize(DType dtype);
 const char *dtypeName(DType dtype);
 bool isFloat(DType dtype);
 
-using Shape = std::vector<int64_t>;
+/// Dimensions, inline (no heap allocation) up to kMaxRank.
+using Shape = InlineVector<int64_t, kMaxRank>;
+/// A small list of axes, a permutation, slice starts: at most one per dim.
+using Dims = InlineVector<int64_t, kMaxRank>;
 
 int64_t numElements(const Shape &shape);
 std::string shapeToString(const Shape &shape);
