@@ -308,7 +308,7 @@ void addConvPool(OpEmitterTable &t) {
 //===----------------------------------------------------------------------===//
 
 std::string viewList(const std::vector<std::string> &views) {
-  std::string text = "std::vector<remat::rt::TensorView>{";
+  std::string text = "remat::rt::TensorViewList{"; // no heap: see Tensor.h
   for (auto [i, v] : llvm::enumerate(views))
     text += (i ? ", " : "") + v;
   return text + "}";

@@ -87,8 +87,8 @@ void gatherBackward(const TensorView &dy, const TensorView &indices,
 /// Slice backward: dx = 0, then the sliced positions (starts/steps as in
 /// slice) receive dy.
 void sliceBackward(const TensorView &dy, const TensorView &dx,
-                   const std::vector<int64_t> &starts,
-                   const std::vector<int64_t> &steps);
+                   const Dims &starts,
+                   const Dims &steps);
 
 //===----------------------------------------------------------------------===//
 // Loss backward

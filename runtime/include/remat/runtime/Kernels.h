@@ -123,7 +123,7 @@ enum class ReduceOp { Sum, Mean, Max };
 /// reduced dims set to 1 (the caller reshapes for keepdims=0; the data layout
 /// is identical). An empty `axes` reduces nothing (copy).
 void reduce(ReduceOp op, const TensorView &x, const TensorView &out,
-            const std::vector<int64_t> &axes);
+            const Dims &axes);
 
 //===----------------------------------------------------------------------===//
 // Convolution and pooling (N, C, spatial...). 1 to 3 spatial dims.
@@ -131,10 +131,10 @@ void reduce(ReduceOp op, const TensorView &x, const TensorView &out,
 
 /// `pads` holds [begin_0, ..., begin_{k-1}, end_0, ..., end_{k-1}] as ONNX.
 struct WindowParams {
-  std::vector<int64_t> kernel;    // window (pooling) or weight spatial shape
-  std::vector<int64_t> strides;
-  std::vector<int64_t> pads;
-  std::vector<int64_t> dilations;
+  Dims kernel;    // window (pooling) or weight spatial shape
+  Dims strides;
+  Dims pads;
+  Dims dilations;
 };
 
 /// Conv: x [N, C, ...], w [M, C/group, k...], bias [M] optional,
@@ -160,22 +160,22 @@ void globalAveragePool(const TensorView &x, const TensorView &y);
 
 /// y = x permuted: y.shape[i] = x.shape[perm[i]].
 void transpose(const TensorView &x, const TensorView &y,
-               const std::vector<int64_t> &perm);
+               const Dims &perm);
 
-void concat(const std::vector<TensorView> &inputs, const TensorView &y,
+void concat(TensorViewList inputs, const TensorView &y,
             int64_t axis);
 
 /// Splits x along `axis` into the outputs in order (their sizes along axis
 /// add up to x's).
-void split(const TensorView &x, const std::vector<TensorView> &outputs,
+void split(const TensorView &x, TensorViewList outputs,
            int64_t axis);
 
 /// Strided slice: y[i...] = x[starts + i * steps] per dim; starts are already
 /// clamped and non-negative, steps non-zero (negative steps walk backwards);
 /// y's shape gives the counts. One entry per dim of x.
 void slice(const TensorView &x, const TensorView &y,
-           const std::vector<int64_t> &starts,
-           const std::vector<int64_t> &steps);
+           const Dims &starts,
+           const Dims &steps);
 
 /// ONNX Gather: y = x indexed by `indices` (I64 or I32, negative values count
 /// from the end) along `axis`. y.shape = x.shape[:axis] + indices.shape +

@@ -124,7 +124,7 @@ void batchNormTraining(const TensorView &x, const TensorView &scale,
 //===----------------------------------------------------------------------===//
 
 void reduce(ReduceOp op, const TensorView &x, const TensorView &out,
-            const std::vector<int64_t> &axes);
+            const Dims &axes);
 
 //===----------------------------------------------------------------------===//
 // Convolution and pooling
@@ -143,14 +143,14 @@ void globalAveragePool(const TensorView &x, const TensorView &y);
 //===----------------------------------------------------------------------===//
 
 void transpose(const TensorView &x, const TensorView &y,
-               const std::vector<int64_t> &perm);
-void concat(const std::vector<TensorView> &inputs, const TensorView &y,
+               const Dims &perm);
+void concat(TensorViewList inputs, const TensorView &y,
             int64_t axis);
-void split(const TensorView &x, const std::vector<TensorView> &outputs,
+void split(const TensorView &x, TensorViewList outputs,
            int64_t axis);
 void slice(const TensorView &x, const TensorView &y,
-           const std::vector<int64_t> &starts,
-           const std::vector<int64_t> &steps);
+           const Dims &starts,
+           const Dims &steps);
 void gather(const TensorView &x, const TensorView &indices, const TensorView &y,
             int64_t axis);
 void expand(const TensorView &x, const TensorView &y);
@@ -223,8 +223,8 @@ void averagePoolBackward(const TensorView &dy, const TensorView &dx,
 void gatherBackward(const TensorView &dy, const TensorView &indices,
                     const TensorView &dx, int64_t axis);
 void sliceBackward(const TensorView &dy, const TensorView &dx,
-                   const std::vector<int64_t> &starts,
-                   const std::vector<int64_t> &steps);
+                   const Dims &starts,
+                   const Dims &steps);
 
 //===----------------------------------------------------------------------===//
 // Loss backward
