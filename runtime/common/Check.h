@@ -56,7 +56,8 @@ inline void requireNumel(const TensorView &view, int64_t numel,
 /// must match its parameter).
 inline void requireLike(const char *kernel, const TensorView &like,
                         const TensorView &t, const char *what) {
-  require(!t.empty(), kernel, (std::string(what) + " is required").c_str());
+  if (t.empty())
+    fail(kernel, std::string(what) + " is required");
   requireDType(t, like.dtype, kernel, what);
   requireShape(t, like.shape, kernel, what);
 }

@@ -19,7 +19,7 @@ Window3 checkConv(const char *kernel, const TensorView &x, const TensorView &w,
           "weight channels times group differ from input channels");
   require(y.shape[0] == x.shape[0] && y.shape[1] == w.shape[0], kernel,
           "output must be [N, M, ...]");
-  const std::vector<int64_t> weightKernel(w.shape.begin() + 2, w.shape.end());
+  const Dims weightKernel(w.shape.begin() + 2, w.shape.end());
   require(params.kernel.empty() || params.kernel == weightKernel, kernel,
           "kernel shape differs from the weight's spatial shape");
   if (!bias.empty()) {
@@ -44,7 +44,7 @@ Window3 checkConvGrad(const char *kernel, const TensorView &x,
           "weight channels times group differ from input channels");
   require(y.shape[0] == x.shape[0] && y.shape[1] == w.shape[0], kernel,
           "dy must be [N, M, ...]");
-  const std::vector<int64_t> weightKernel(w.shape.begin() + 2, w.shape.end());
+  const Dims weightKernel(w.shape.begin() + 2, w.shape.end());
   require(params.kernel.empty() || params.kernel == weightKernel, kernel,
           "kernel shape differs from the weight's spatial shape");
   return makeWindow(kernel, x, y, params, weightKernel);

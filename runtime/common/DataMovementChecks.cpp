@@ -8,14 +8,14 @@ namespace remat::rt::common {
 
 Strides transposeStrides(const char *kernel, const TensorView &x,
                          const TensorView &y,
-                         const std::vector<int64_t> &perm) {
+                         const Dims &perm) {
   requireDType(y, x.dtype, kernel, "output");
   require(static_cast<int64_t>(perm.size()) == x.rank() &&
               y.rank() == x.rank(),
           kernel, "perm, input and output ranks differ");
   const Strides xs = contiguousStrides(x.shape);
   Strides strides(perm.size());
-  std::vector<bool> seen(perm.size(), false);
+  InlineVector<bool, kMaxRank> seen(perm.size(), false);
   for (size_t i = 0; i < perm.size(); ++i) {
     require(perm[i] >= 0 && perm[i] < x.rank() && !seen[perm[i]], kernel,
             "perm is not a permutation");
@@ -30,8 +30,8 @@ Strides transposeStrides(const char *kernel, const TensorView &x,
 }
 
 Strides sliceStrides(const char *kernel, const Shape &whole, const Shape &part,
-                     const std::vector<int64_t> &starts,
-                     const std::vector<int64_t> &steps, const char *verb,
+                     const Dims &starts,
+                     const Dims &steps, const char *verb,
                      const char *what, int64_t &base) {
   const size_t rank = whole.size();
   require(starts.size() == rank && steps.size() == rank && part.size() == rank,
@@ -72,7 +72,7 @@ void requireSameExceptAxis(const char *kernel, const TensorView &part,
 } // namespace
 
 void checkConcatOrSplit(const char *kernel,
-                        const std::vector<TensorView> &parts,
+                        TensorViewList parts,
                         const TensorView &whole, int64_t axis) {
   require(axis >= 0 && axis < whole.rank(), kernel, "axis out of range");
   int64_t total = 0;

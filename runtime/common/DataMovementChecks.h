@@ -21,7 +21,7 @@ namespace remat::rt::common {
 /// read it in y's row-major order.
 Strides transposeStrides(const char *kernel, const TensorView &x,
                          const TensorView &y,
-                         const std::vector<int64_t> &perm);
+                         const Dims &perm);
 
 /// Checks a slice of `whole` with `part`'s shape (starts already clamped,
 /// steps non-zero) and returns the strides of `whole` that walk it, with
@@ -29,14 +29,14 @@ Strides transposeStrides(const char *kernel, const TensorView &x,
 /// "writes") and `what` (the message for mismatched ranks) name the
 /// operands in messages.
 Strides sliceStrides(const char *kernel, const Shape &whole, const Shape &part,
-                     const std::vector<int64_t> &starts,
-                     const std::vector<int64_t> &steps, const char *verb,
+                     const Dims &starts,
+                     const Dims &steps, const char *verb,
                      const char *what, int64_t &base);
 
 /// Checks concat / split operands: every part matches `whole` but along
 /// `axis`, and their sizes along it add up to whole's.
 void checkConcatOrSplit(const char *kernel,
-                        const std::vector<TensorView> &parts,
+                        TensorViewList parts,
                         const TensorView &whole, int64_t axis);
 
 /// Checks gather backward operands (dy [outer, count, inner] for dx

@@ -7,7 +7,7 @@
 namespace remat::rt::common {
 
 void checkReduce(const char *kernel, const TensorView &x,
-                 const TensorView &out, const std::vector<int64_t> &axes) {
+                 const TensorView &out, const Dims &axes) {
   requireDType(out, x.dtype, kernel, "output");
   require(out.rank() == x.rank(), kernel, "output must keep x's rank");
   Shape expected = x.shape;

@@ -16,7 +16,7 @@ namespace remat::rt::common {
 
 /// out keeps x's rank with 1 along `axes` (sorted, unique, in range).
 void checkReduce(const char *kernel, const TensorView &x,
-                 const TensorView &out, const std::vector<int64_t> &axes);
+                 const TensorView &out, const Dims &axes);
 
 } // namespace remat::rt::common
 

@@ -26,7 +26,7 @@ namespace remat::rt::common {
 /// operands; `dims` and `st` receive the merged shape and strides.
 template <size_t N>
 void mergeDims(const Shape &shape, const std::array<Strides, N> &strides,
-               std::vector<int64_t> &dims, std::array<Strides, N> &st) {
+               Dims &dims, std::array<Strides, N> &st) {
   dims.clear();
   for (size_t k = 0; k < N; ++k)
     st[k].clear();
@@ -58,7 +58,7 @@ void forEachRun(const Shape &shape, const std::array<Strides, N> &strides,
   if (total == 0)
     return;
 
-  std::vector<int64_t> dims;
+  Dims dims;
   std::array<Strides, N> st;
   mergeDims<N>(shape, strides, dims, st);
   if (dims.empty()) {
@@ -73,7 +73,7 @@ void forEachRun(const Shape &shape, const std::array<Strides, N> &strides,
   for (size_t k = 0; k < N; ++k)
     inner[k] = st[k].back();
 
-  std::vector<int64_t> counter(outerRank, 0);
+  Dims counter(outerRank, 0);
   std::array<int64_t, N> offsets{};
   for (int64_t run = 0, runs = total / count; run < runs; ++run) {
     fn(offsets, inner, count);

@@ -17,7 +17,7 @@
 
 namespace remat::rt::common {
 
-using Strides = std::vector<int64_t>;
+using Strides = InlineVector<int64_t, kMaxRank>;
 
 /// Row-major element strides of a contiguous tensor.
 inline Strides contiguousStrides(const Shape &shape) {

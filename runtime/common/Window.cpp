@@ -8,7 +8,7 @@ namespace remat::rt::common {
 
 Window3 makeWindow(const char *kernelName, const TensorView &x,
                    const TensorView &y, const WindowParams &p,
-                   const std::vector<int64_t> &kernel) {
+                   const Dims &kernel) {
   const int64_t k = x.rank() - 2;
   require(k >= 1 && k <= kDims, kernelName,
           "expects 1 to 3 spatial dims (input rank 3 to 5)");

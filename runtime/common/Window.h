@@ -84,7 +84,7 @@ struct Window3 {
 /// `kernel` is the window (pooling) or the weight's spatial shape (conv).
 Window3 makeWindow(const char *kernelName, const TensorView &x,
                    const TensorView &y, const WindowParams &p,
-                   const std::vector<int64_t> &kernel);
+                   const Dims &kernel);
 
 } // namespace remat::rt::common
 

@@ -12,6 +12,7 @@
 #include "DTypeDispatch.h"
 #include "Gemm.h"
 #include "Im2Col.h"
+#include "Scratch.h"
 #include "common/ConvPoolChecks.h"
 
 #include <algorithm>
@@ -25,14 +26,14 @@ namespace {
 template <typename T>
 void convImpl(const TensorView &x, const TensorView &weight,
               const TensorView &bias, const TensorView &y, const Window3 &w,
-              int64_t group) {
+              int64_t group, Scratch &scratch) {
   const int64_t N = x.shape[0], C = x.shape[1], M = weight.shape[0];
   const int64_t Cg = C / group, Mg = M / group;
   const int64_t K = Cg * w.kernelSize(), P = w.outSize(), I = w.inSize();
 
   // A 1x1 stride-1 unpadded conv reads the input as its own col matrix.
   const bool pointwise = w.pointwise();
-  std::vector<T> col(pointwise ? 0 : K * P);
+  T *col = pointwise ? nullptr : scratch.take<T>(K * P);
 
   const T *px = x.as<const T>(), *pw = weight.as<const T>();
   const T *pb = bias.empty() ? nullptr : bias.as<const T>();
@@ -41,10 +42,10 @@ void convImpl(const TensorView &x, const TensorView &weight,
     for (int64_t g = 0; g < group; ++g) {
       const T *xg = px + (n * C + g * Cg) * I;
       if (!pointwise)
-        im2col(xg, Cg, w, col.data());
+        im2col(xg, Cg, w, col);
       T *yg = py + (n * M + g * Mg) * P;
       gemm(false, false, Mg, P, K, pw + g * Mg * K,
-           pointwise ? xg : col.data(), yg);
+           pointwise ? xg : col, yg);
       if (pb)
         for (int64_t m = 0; m < Mg; ++m) {
           const T b = pb[g * Mg + m];
@@ -81,8 +82,10 @@ void conv(const TensorView &x, const TensorView &w, const TensorView &bias,
           const TensorView &y, const WindowParams &params, int64_t group) {
   const char *kernel = "conv";
   const Window3 win = checkConv(kernel, x, w, bias, y, params, group);
+  Scratch scratch(kernel, convScratchBytes(x, w, y, params, group));
   dispatchFloat(x.dtype, kernel, [&](auto tag) {
-    convImpl<typename decltype(tag)::type>(x, w, bias, y, win, group);
+    convImpl<typename decltype(tag)::type>(x, w, bias, y, win, group,
+                                           scratch);
   });
 }
 

@@ -25,19 +25,19 @@ namespace {
 template <typename T>
 void convBackwardDataImpl(const TensorView &dy, const TensorView &weight,
                           const TensorView &dx, const Window3 &w,
-                          int64_t group) {
+                          int64_t group, Scratch &scratch) {
   const int64_t N = dx.shape[0], C = dx.shape[1], M = weight.shape[0];
   const int64_t Cg = C / group, Mg = M / group;
   const int64_t K = Cg * w.kernelSize(), P = w.outSize(), I = w.inSize();
-  std::vector<T> col(K * P);
+  T *col = scratch.take<T>(K * P);
   const T *pdy = dy.as<const T>(), *pw = weight.as<const T>();
-  accumulateInDouble(dx.as<T>(), dx.numel(), [&](double *acc) {
+  accumulateInDouble(dx.as<T>(), dx.numel(), scratch, [&](double *acc) {
     for (int64_t n = 0; n < N; ++n)
       for (int64_t g = 0; g < group; ++g) {
         // col [K, P] = W_g^T [K, Mg] * dy_g [Mg, P]
         gemm(true, false, K, P, Mg, pw + g * Mg * K,
-             pdy + (n * M + g * Mg) * P, col.data());
-        col2im(col.data(), Cg, w, acc + (n * C + g * Cg) * I);
+             pdy + (n * M + g * Mg) * P, col);
+        col2im(col, Cg, w, acc + (n * C + g * Cg) * I);
       }
   });
 }
@@ -45,12 +45,12 @@ void convBackwardDataImpl(const TensorView &dy, const TensorView &weight,
 template <typename T>
 void convBackwardFilterImpl(const TensorView &x, const TensorView &dy,
                             const TensorView &dw, const Window3 &w,
-                            int64_t group) {
+                            int64_t group, Scratch &scratch) {
   const int64_t N = x.shape[0], C = x.shape[1], M = dw.shape[0];
   const int64_t Cg = C / group, Mg = M / group;
   const int64_t K = Cg * w.kernelSize(), P = w.outSize(), I = w.inSize();
   const bool pointwise = w.pointwise();
-  std::vector<T> col(pointwise ? 0 : K * P);
+  T *col = pointwise ? nullptr : scratch.take<T>(K * P);
   const T *px = x.as<const T>(), *pdy = dy.as<const T>();
   T *pdw = dw.as<T>();
   if (N == 0)
@@ -59,10 +59,10 @@ void convBackwardFilterImpl(const TensorView &x, const TensorView &dy,
     for (int64_t n = 0; n < N; ++n) {
       const T *xg = px + (n * C + g * Cg) * I;
       if (!pointwise)
-        im2col(xg, Cg, w, col.data());
+        im2col(xg, Cg, w, col);
       // dW_g [Mg, K] (+)= dy_g [Mg, P] * col^T [P, K]
       gemm(false, true, Mg, K, P, pdy + (n * M + g * Mg) * P,
-           pointwise ? xg : col.data(), pdw + g * Mg * K, T(n == 0 ? 0 : 1));
+           pointwise ? xg : col, pdw + g * Mg * K, T(n == 0 ? 0 : 1));
     }
 }
 
@@ -73,8 +73,11 @@ void convBackwardData(const TensorView &dy, const TensorView &w,
                       int64_t group) {
   const char *kernel = "convBackwardData";
   const Window3 win = checkConvGrad(kernel, dx, w, dy, params, group);
+  Scratch scratch(kernel,
+                  convBackwardDataScratchBytes(dy, w, dx, params, group));
   dispatchFloat(dx.dtype, kernel, [&](auto tag) {
-    convBackwardDataImpl<typename decltype(tag)::type>(dy, w, dx, win, group);
+    convBackwardDataImpl<typename decltype(tag)::type>(dy, w, dx, win, group,
+                                                       scratch);
   });
 }
 
@@ -83,9 +86,11 @@ void convBackwardFilter(const TensorView &x, const TensorView &dy,
                         int64_t group) {
   const char *kernel = "convBackwardFilter";
   const Window3 win = checkConvGrad(kernel, x, dw, dy, params, group);
+  Scratch scratch(kernel,
+                  convBackwardFilterScratchBytes(x, dy, dw, params, group));
   dispatchFloat(x.dtype, kernel, [&](auto tag) {
     convBackwardFilterImpl<typename decltype(tag)::type>(x, dy, dw, win,
-                                                         group);
+                                                         group, scratch);
   });
 }
 
@@ -95,10 +100,11 @@ void maxPoolBackward(const TensorView &dy, const TensorView &indices,
   checkMaxPoolBackward(kernel, dy, indices, dx);
   const int64_t size = dx.numel();
   const int64_t *pi = indices.as<const int64_t>();
+  Scratch scratch(kernel, poolBackwardScratchBytes(dx));
   dispatchFloat(dy.dtype, kernel, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T *pdy = dy.as<const T>();
-    accumulateInDouble(dx.as<T>(), size, [&](double *acc) {
+    accumulateInDouble(dx.as<T>(), size, scratch, [&](double *acc) {
       for (int64_t i = 0, n = dy.numel(); i < n; ++i) {
         const int64_t target = pi[i];
         if (target < 0) // a window entirely in padding: no input position
@@ -119,10 +125,11 @@ void averagePoolBackward(const TensorView &dy, const TensorView &dx,
   checkPoolGrad(kernel, dy, dx);
   const Window3 w = makeWindow(kernel, dx, dy, params, params.kernel);
   const int64_t planes = dx.shape[0] * dx.shape[1];
+  Scratch scratch(kernel, poolBackwardScratchBytes(dx));
   dispatchFloat(dy.dtype, kernel, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T *pdy = dy.as<const T>();
-    accumulateInDouble(dx.as<T>(), dx.numel(), [&](double *acc) {
+    accumulateInDouble(dx.as<T>(), dx.numel(), scratch, [&](double *acc) {
       for (int64_t p = 0; p < planes; ++p) {
         double *plane = acc + p * w.inSize();
         for (int64_t od = 0; od < w.out[0]; ++od)

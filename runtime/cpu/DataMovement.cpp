@@ -8,6 +8,7 @@
 #include "remat/runtime/Kernels.h"
 
 #include "DTypeDispatch.h"
+#include "Scratch.h"
 #include "common/DataMovementChecks.h"
 #include "common/StridedLoop.h"
 
@@ -63,7 +64,7 @@ AxisBlocks axisBlocks(const TensorView &t, int64_t axis) {
 
 /// Concat (toWhole) or split (!toWhole): moves each part's block per outer
 /// index into / out of the whole tensor.
-void concatOrSplit(const char *kernel, const std::vector<TensorView> &parts,
+void concatOrSplit(const char *kernel, TensorViewList parts,
                    const TensorView &whole, int64_t axis, bool toWhole) {
   checkConcatOrSplit(kernel, parts, whole, axis);
   const AxisBlocks wb = axisBlocks(whole, axis);
@@ -83,12 +84,12 @@ void concatOrSplit(const char *kernel, const std::vector<TensorView> &parts,
   }
 }
 
+/// Writes the indices, negative ones counted from the end, into `out`.
 template <typename I>
-std::vector<int64_t> normalizedIndices(const TensorView &indices,
-                                       int64_t axisSize) {
+void normalizedIndices(const TensorView &indices, int64_t axisSize,
+                       int64_t *out) {
   const I *p = indices.as<const I>();
-  std::vector<int64_t> out(indices.numel());
-  for (size_t i = 0; i < out.size(); ++i) {
+  for (int64_t i = 0, n = indices.numel(); i < n; ++i) {
     int64_t v = static_cast<int64_t>(p[i]);
     if (v < -axisSize || v >= axisSize)
       fail("gather", "index " + std::to_string(v) +
@@ -96,31 +97,30 @@ std::vector<int64_t> normalizedIndices(const TensorView &indices,
                          std::to_string(axisSize));
     out[i] = v < 0 ? v + axisSize : v;
   }
-  return out;
 }
 
 } // namespace
 
 void transpose(const TensorView &x, const TensorView &y,
-               const std::vector<int64_t> &perm) {
+               const Dims &perm) {
   const char *kernel = "transpose";
   const Strides strides = transposeStrides(kernel, x, y, perm);
   stridedCopy(kernel, x, 0, strides, y);
 }
 
-void concat(const std::vector<TensorView> &inputs, const TensorView &y,
+void concat(TensorViewList inputs, const TensorView &y,
             int64_t axis) {
   concatOrSplit("concat", inputs, y, axis, true);
 }
 
-void split(const TensorView &x, const std::vector<TensorView> &outputs,
+void split(const TensorView &x, TensorViewList outputs,
            int64_t axis) {
   concatOrSplit("split", outputs, x, axis, false);
 }
 
 void slice(const TensorView &x, const TensorView &y,
-           const std::vector<int64_t> &starts,
-           const std::vector<int64_t> &steps) {
+           const Dims &starts,
+           const Dims &steps) {
   const char *kernel = "slice";
   requireDType(y, x.dtype, kernel, "output");
   int64_t base = 0;
@@ -140,13 +140,14 @@ void gather(const TensorView &x, const TensorView &indices,
   require(y.rank() == x.rank() - 1 + indices.rank(), kernel,
           "output rank must be rank(x) - 1 + rank(indices)");
   const int64_t axisSize = x.shape[axis];
-  const std::vector<int64_t> idx =
-      dispatchIndex(indices.dtype, kernel, [&](auto tag) {
-        return normalizedIndices<typename decltype(tag)::type>(indices,
-                                                               axisSize);
-      });
+  Scratch scratch(kernel, gatherScratchBytes(indices));
+  const int64_t count = indices.numel();
+  int64_t *idx = scratch.take<int64_t>(count);
+  dispatchIndex(indices.dtype, kernel, [&](auto tag) {
+    normalizedIndices<typename decltype(tag)::type>(indices, axisSize, idx);
+  });
   const AxisBlocks xb = axisBlocks(x, axis);
-  requireNumel(y, xb.outer * static_cast<int64_t>(idx.size()) *
+  requireNumel(y, xb.outer * count *
                       static_cast<int64_t>(xb.innerBytes / dtypeSize(x.dtype)),
                kernel, "output");
   const char *src = static_cast<const char *>(x.data);
@@ -156,8 +157,8 @@ void gather(const TensorView &x, const TensorView &indices,
     return;
   for (int64_t o = 0; o < xb.outer; ++o) {
     const char *row = src + o * axisSize * block;
-    for (int64_t i : idx) {
-      std::memcpy(dst, row + i * block, block);
+    for (int64_t k = 0; k < count; ++k) {
+      std::memcpy(dst, row + idx[k] * block, block);
       dst += block;
     }
   }

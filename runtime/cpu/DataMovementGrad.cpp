@@ -17,8 +17,9 @@ void gatherBackward(const TensorView &dy, const TensorView &indices,
   const char *kernel = "gatherBackward";
   const AxisExtents e = checkGatherBackward(kernel, dy, indices, dx, axis);
   const int64_t count = indices.numel();
+  Scratch scratch(kernel, gatherBackwardScratchBytes(indices, dx));
   // Normalised indices (negative values count from the end).
-  std::vector<int64_t> idx(count);
+  int64_t *idx = scratch.take<int64_t>(count);
   dispatchIndex(indices.dtype, kernel, [&](auto tag) {
     using I = typename decltype(tag)::type;
     const I *p = indices.as<const I>();
@@ -34,11 +35,11 @@ void gatherBackward(const TensorView &dy, const TensorView &indices,
   dispatchFloat(dy.dtype, kernel, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T *src = dy.as<const T>();
-    accumulateInDouble(dx.as<T>(), dx.numel(), [&](double *acc) {
+    accumulateInDouble(dx.as<T>(), dx.numel(), scratch, [&](double *acc) {
       for (int64_t o = 0; o < e.outer; ++o) {
         double *row = acc + o * e.size * e.inner;
-        for (int64_t i : idx) {
-          double *dst = row + i * e.inner;
+        for (int64_t k = 0; k < count; ++k) {
+          double *dst = row + idx[k] * e.inner;
           for (int64_t k = 0; k < e.inner; ++k)
             dst[k] += src[k];
           src += e.inner;
@@ -49,8 +50,8 @@ void gatherBackward(const TensorView &dy, const TensorView &indices,
 }
 
 void sliceBackward(const TensorView &dy, const TensorView &dx,
-                   const std::vector<int64_t> &starts,
-                   const std::vector<int64_t> &steps) {
+                   const Dims &starts,
+                   const Dims &steps) {
   const char *kernel = "sliceBackward";
   requireDType(dx, dy.dtype, kernel, "dx");
   int64_t base = 0;

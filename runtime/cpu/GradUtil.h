@@ -9,25 +9,28 @@
 #ifndef REMAT_RUNTIME_CPU_GRADUTIL_H
 #define REMAT_RUNTIME_CPU_GRADUTIL_H
 
+#include "Scratch.h"
+
 #include "remat/runtime/Tensor.h"
 
 #include <algorithm>
 #include <cstdint>
 #include <type_traits>
-#include <vector>
 
 namespace remat::rt::cpu {
 
 /// Calls fn(acc) with `acc` a zeroed double buffer of n elements, then
-/// writes it to dst (rounded to T). For T = double, acc is dst itself.
+/// writes it to dst (rounded to T). For T = double, acc is dst itself;
+/// otherwise it is the next buffer of `scratch` (accumulatorScratchBytes).
 template <typename T, typename Fn>
-void accumulateInDouble(T *dst, int64_t n, Fn &&fn) {
+void accumulateInDouble(T *dst, int64_t n, Scratch &scratch, Fn &&fn) {
   if constexpr (std::is_same_v<T, double>) {
     std::fill(dst, dst + n, 0.0);
     fn(dst);
   } else {
-    std::vector<double> acc(static_cast<size_t>(n), 0.0);
-    fn(acc.data());
+    double *acc = scratch.take<double>(n);
+    std::fill(acc, acc + n, 0.0);
+    fn(acc);
     for (int64_t i = 0; i < n; ++i)
       dst[i] = static_cast<T>(acc[i]);
   }

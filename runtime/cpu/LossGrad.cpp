@@ -10,8 +10,10 @@
 #include "remat/runtime/Kernels.h"
 
 #include "DTypeDispatch.h"
+#include "Scratch.h"
 #include "common/LossChecks.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -23,8 +25,8 @@ namespace {
 /// Per target t = (n, d): its label (-1 when ignored) and its coefficient.
 struct LossTargets {
   int64_t N = 0, C = 0, D = 0;
-  std::vector<int64_t> label;
-  std::vector<double> coefficient;
+  int64_t *label = nullptr;    // scratch, N * D
+  double *coefficient = nullptr; // scratch, N * D
 };
 
 template <typename T, typename I>
@@ -33,8 +35,8 @@ void computeTargets(const char *kernel, const T *dloss, const I *labels,
                     int64_t ignoreIndex, bool hasIgnoreIndex,
                     LossTargets &t) {
   const int64_t count = t.N * t.D;
-  t.label.assign(count, -1);
-  t.coefficient.assign(count, 0.0);
+  std::fill(t.label, t.label + count, -1);
+  std::fill(t.coefficient, t.coefficient + count, 0.0);
   double weightSum = 0;
   for (int64_t i = 0; i < count; ++i) {
     const int64_t label = static_cast<int64_t>(labels[i]);
@@ -74,6 +76,9 @@ void lossBackwardCommon(const char *kernel, const TensorView &dloss,
   t.N = s.N;
   t.C = s.C;
   t.D = s.D;
+  Scratch scratch(kernel, lossBackwardScratchBytes(labels));
+  t.label = scratch.take<int64_t>(t.N * t.D);
+  t.coefficient = scratch.take<double>(t.N * t.D);
   dispatchFloat(input.dtype, kernel, [&](auto tag) {
     using T = typename decltype(tag)::type;
     dispatchIndex(labels.dtype, kernel, [&](auto indexTag) {

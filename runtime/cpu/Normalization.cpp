@@ -8,6 +8,7 @@
 #include "remat/runtime/Kernels.h"
 
 #include "DTypeDispatch.h"
+#include "Scratch.h"
 #include "common/NormalizationChecks.h"
 #include "common/StridedLoop.h"
 
@@ -66,10 +67,10 @@ void softmaxCommon(const char *kernel, const TensorView &x, const TensorView &y,
 /// unless it already has that many elements.
 template <typename T>
 const T *broadcastParam(const TensorView &p, const Shape &shape,
-                        std::vector<T> &storage) {
+                        Scratch &scratch) {
   if (p.numel() == numElements(shape))
     return p.as<const T>();
-  storage.resize(numElements(shape));
+  T *storage = scratch.take<T>(numElements(shape));
   const T *src = p.as<const T>();
   std::array<Strides, 2> strides = {
       broadcastStrides(p.shape, shape, "layerNorm"), contiguousStrides(shape)};
@@ -79,21 +80,20 @@ const T *broadcastParam(const TensorView &p, const Shape &shape,
                   for (int64_t i = 0; i < n; ++i)
                     storage[off[1] + i] = src[off[0] + i * st[0]];
                 });
-  return storage.data();
+  return storage;
 }
 
 template <typename T>
 void layerNormImpl(const TensorView &x, const TensorView &scale,
                    const TensorView &bias, const TensorView &y,
                    const TensorView &mean, const TensorView &invStdDev,
-                   int64_t axis, double epsilon) {
+                   int64_t axis, double epsilon, Scratch &scratch) {
   const Shape normShape(x.shape.begin() + axis, x.shape.end());
   const int64_t n = numElements(normShape);
   const int64_t rows = n == 0 ? 0 : x.numel() / n;
-  std::vector<T> scaleStorage, biasStorage;
-  const T *g = broadcastParam<T>(scale, normShape, scaleStorage);
+  const T *g = broadcastParam<T>(scale, normShape, scratch);
   const T *b = bias.empty() ? nullptr
-                            : broadcastParam<T>(bias, normShape, biasStorage);
+                            : broadcastParam<T>(bias, normShape, scratch);
   const T *px = x.as<const T>();
   T *py = y.as<T>();
   for (int64_t r = 0; r < rows; ++r) {
@@ -124,10 +124,11 @@ void layerNormImpl(const TensorView &x, const TensorView &scale,
   }
 }
 
-std::vector<double> loadParam(const TensorView &p, int64_t channels,
-                              const char *kernel, const char *what) {
+/// A per-channel parameter as doubles, in the next buffer of `scratch`.
+double *loadParam(const TensorView &p, int64_t channels, const char *kernel,
+                  const char *what, Scratch &scratch) {
   requireNumel(p, channels, kernel, what);
-  std::vector<double> values(channels);
+  double *values = scratch.take<double>(channels);
   for (int64_t c = 0; c < channels; ++c)
     values[c] = loadAsDouble(p, c, kernel);
   return values;
@@ -136,8 +137,7 @@ std::vector<double> loadParam(const TensorView &p, int64_t channels,
 /// y = x * a[c] + b[c] over an [N, C, spatial] tensor.
 template <typename T>
 void applyChannelAffine(const TensorView &x, const TensorView &y,
-                        const std::vector<double> &a,
-                        const std::vector<double> &b) {
+                        const double *a, const double *b) {
   const int64_t N = x.shape[0], C = x.shape[1];
   const int64_t spatial = C == 0 || N == 0 ? 0 : x.numel() / (N * C);
   const T *px = x.as<const T>();
@@ -167,9 +167,11 @@ void layerNorm(const TensorView &x, const TensorView &scale,
                int64_t axis, double epsilon) {
   const char *kernel = "layerNorm";
   checkLayerNorm(kernel, x, scale, bias, y, mean, invStdDev, axis);
+  Scratch scratch(kernel, layerNormScratchBytes(x, scale, bias, axis));
   dispatchFloat(x.dtype, kernel, [&](auto tag) {
     layerNormImpl<typename decltype(tag)::type>(x, scale, bias, y, mean,
-                                                invStdDev, axis, epsilon);
+                                                invStdDev, axis, epsilon,
+                                                scratch);
   });
 }
 
@@ -179,10 +181,11 @@ void batchNormInference(const TensorView &x, const TensorView &scale,
                         double epsilon) {
   const char *kernel = "batchNormInference";
   const int64_t C = checkBatchNorm(kernel, x, y).channels;
-  std::vector<double> g = loadParam(scale, C, kernel, "scale");
-  std::vector<double> b = loadParam(bias, C, kernel, "bias");
-  std::vector<double> mu = loadParam(mean, C, kernel, "mean");
-  std::vector<double> v = loadParam(var, C, kernel, "var");
+  Scratch scratch(kernel, batchNormInferenceScratchBytes(x));
+  double *g = loadParam(scale, C, kernel, "scale", scratch);
+  double *b = loadParam(bias, C, kernel, "bias", scratch);
+  const double *mu = loadParam(mean, C, kernel, "mean", scratch);
+  const double *v = loadParam(var, C, kernel, "var", scratch);
   // Fold into y = x * a + shift per channel.
   for (int64_t c = 0; c < C; ++c) {
     g[c] /= std::sqrt(v[c] + epsilon);
@@ -207,7 +210,8 @@ void batchNormTraining(const TensorView &x, const TensorView &scale,
   const double count = static_cast<double>(N * spatial);
 
   // Batch statistics per channel, two-pass in double.
-  std::vector<double> mu(C, 0.0), var(C, 0.0);
+  Scratch scratch(kernel, batchNormTrainingScratchBytes(x));
+  double *mu = scratch.take<double>(C), *var = scratch.take<double>(C);
   dispatchFloat(x.dtype, kernel, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T *px = x.as<const T>();
@@ -235,8 +239,8 @@ void batchNormTraining(const TensorView &x, const TensorView &scale,
     requireNumel(savedMean, C, kernel, "savedMean");
   if (!savedInvStd.empty())
     requireNumel(savedInvStd, C, kernel, "savedInvStd");
-  std::vector<double> a = loadParam(scale, C, kernel, "scale");
-  std::vector<double> shift = loadParam(bias, C, kernel, "bias");
+  double *a = loadParam(scale, C, kernel, "scale", scratch);
+  double *shift = loadParam(bias, C, kernel, "bias", scratch);
   for (int64_t c = 0; c < C; ++c) {
     const double invStd = 1.0 / std::sqrt(var[c] + epsilon);
     a[c] *= invStd;
@@ -250,12 +254,16 @@ void batchNormTraining(const TensorView &x, const TensorView &scale,
     applyChannelAffine<typename decltype(tag)::type>(x, y, a, shift);
   });
 
+  // One buffer serves both running statistics, read just before each update.
+  double *running = scratch.take<double>(C);
   auto updateRunning = [&](const TensorView &in, const TensorView &out,
-                           const std::vector<double> &batch, const char *what) {
+                           const double *batch, const char *what) {
     if (out.empty())
       return;
     requireNumel(out, C, kernel, what);
-    std::vector<double> running = loadParam(in, C, kernel, what);
+    requireNumel(in, C, kernel, what);
+    for (int64_t c = 0; c < C; ++c)
+      running[c] = loadAsDouble(in, c, kernel);
     for (int64_t c = 0; c < C; ++c)
       storeFromDouble(out, c,
                       momentum * running[c] + (1 - momentum) * batch[c],
@@ -263,10 +271,11 @@ void batchNormTraining(const TensorView &x, const TensorView &scale,
   };
   updateRunning(runningMean, runningMeanOut, mu, "runningMean");
   // PyTorch tracks the unbiased variance; the ONNX spec the biased one.
-  std::vector<double> trackedVar = var;
-  if (unbiasedRunningVar && count > 1)
-    for (double &v : trackedVar)
-      v *= count / (count - 1);
+  double *trackedVar = scratch.take<double>(C);
+  for (int64_t c = 0; c < C; ++c)
+    trackedVar[c] = unbiasedRunningVar && count > 1
+                        ? var[c] * (count / (count - 1))
+                        : var[c];
   updateRunning(runningVar, runningVarOut, trackedVar, "runningVar");
 }
 

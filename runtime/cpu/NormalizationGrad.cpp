@@ -12,6 +12,7 @@
 #include "remat/runtime/Kernels.h"
 
 #include "DTypeDispatch.h"
+#include "Scratch.h"
 #include "common/NormalizationChecks.h"
 
 #include <cmath>
@@ -22,21 +23,20 @@ using namespace cpu;
 namespace {
 
 /// Stores a double vector into an optional F32/F64 parameter gradient.
-void storeParamGrad(const TensorView &out, const std::vector<double> &values,
+void storeParamGrad(const TensorView &out, const double *values, int64_t n,
                     const char *kernel, const char *what) {
   if (out.empty())
     return;
-  requireNumel(out, static_cast<int64_t>(values.size()), kernel, what);
-  for (size_t i = 0; i < values.size(); ++i)
-    storeFromDouble(out, static_cast<int64_t>(i), values[i], kernel);
+  requireNumel(out, n, kernel, what);
+  for (int64_t i = 0; i < n; ++i)
+    storeFromDouble(out, i, values[i], kernel);
 }
 
 template <typename T>
 void layerNormBackwardImpl(const TensorView &x, const T *g,
                            const TensorView &mean, const TensorView &invStdDev,
                            const TensorView &dy, const TensorView &dx,
-                           std::vector<double> &dscale,
-                           std::vector<double> &dbias, int64_t rows,
+                           double *dscale, double *dbias, int64_t rows,
                            int64_t n) {
   const char *kernel = "layerNormBackward";
   const T *px = x.as<const T>(), *pdy = dy.as<const T>();
@@ -79,22 +79,27 @@ void layerNormBackward(const TensorView &x, const TensorView &scale,
                                                  invStdDev, dy, dx, axis);
   const Shape &normShape = r.normShape;
   const int64_t n = r.n, rows = r.rows;
+  Scratch scratch(kernel, layerNormBackwardScratchBytes(x, scale, axis));
   // A broadcast scale is materialised at the normalised shape by expand.
-  Tensor scaleStorage;
   TensorView g = scale;
   if (scale.numel() != n) {
-    scaleStorage = Tensor(x.dtype, normShape);
-    expand(scale, scaleStorage.view());
-    g = scaleStorage.view();
+    g = TensorView(x.dtype, normShape,
+                   x.dtype == DType::F64
+                       ? static_cast<void *>(scratch.take<double>(n))
+                       : static_cast<void *>(scratch.take<float>(n)));
+    expand(scale, g);
   }
-  std::vector<double> dscaleAcc(n, 0.0), dbiasAcc(n, 0.0);
+  double *dscaleAcc = scratch.take<double>(n);
+  double *dbiasAcc = scratch.take<double>(n);
+  std::fill(dscaleAcc, dscaleAcc + n, 0.0);
+  std::fill(dbiasAcc, dbiasAcc + n, 0.0);
   dispatchFloat(x.dtype, kernel, [&](auto tag) {
     using T = typename decltype(tag)::type;
     layerNormBackwardImpl<T>(x, g.as<const T>(), mean, invStdDev, dy, dx,
                              dscaleAcc, dbiasAcc, rows, n);
   });
-  storeParamGrad(dscale, dscaleAcc, kernel, "dscale");
-  storeParamGrad(dbias, dbiasAcc, kernel, "dbias");
+  storeParamGrad(dscale, dscaleAcc, n, kernel, "dscale");
+  storeParamGrad(dbias, dbiasAcc, n, kernel, "dbias");
 }
 
 void batchNormTrainingBackward(const TensorView &x, const TensorView &scale,
@@ -109,7 +114,11 @@ void batchNormTrainingBackward(const TensorView &x, const TensorView &scale,
   const int64_t N = e.batch, C = e.channels, spatial = e.spatial;
   const double count = static_cast<double>(N * spatial);
 
-  std::vector<double> sumDy(C, 0.0), sumDyXhat(C, 0.0);
+  Scratch scratch(kernel, batchNormTrainingBackwardScratchBytes(x));
+  double *sumDy = scratch.take<double>(C);
+  double *sumDyXhat = scratch.take<double>(C);
+  std::fill(sumDy, sumDy + C, 0.0);
+  std::fill(sumDyXhat, sumDyXhat + C, 0.0);
   dispatchFloat(x.dtype, kernel, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T *px = x.as<const T>(), *pdy = dy.as<const T>();
@@ -146,8 +155,8 @@ void batchNormTrainingBackward(const TensorView &x, const TensorView &scale,
       }
     }
   });
-  storeParamGrad(dscale, sumDyXhat, kernel, "dscale");
-  storeParamGrad(dbias, sumDy, kernel, "dbias");
+  storeParamGrad(dscale, sumDyXhat, C, kernel, "dscale");
+  storeParamGrad(dbias, sumDy, C, kernel, "dbias");
 }
 
 } // namespace remat::rt

@@ -10,9 +10,11 @@
 #include "remat/runtime/Kernels.h"
 
 #include "DTypeDispatch.h"
+#include "Scratch.h"
 #include "common/ReduceChecks.h"
 #include "common/StridedLoop.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -31,14 +33,17 @@ template <typename A> bool isNan(A v) {
 }
 
 template <typename T>
-void reduceImpl(ReduceOp op, const TensorView &x, const TensorView &out) {
+void reduceImpl(ReduceOp op, const TensorView &x, const TensorView &out,
+                Scratch &scratch) {
   using Acc = std::conditional_t<std::is_floating_point_v<T>, double, int64_t>;
   const bool isMax = op == ReduceOp::Max;
   const Acc init = !isMax ? Acc(0)
                    : std::numeric_limits<Acc>::has_infinity
                        ? -std::numeric_limits<Acc>::infinity()
                        : std::numeric_limits<Acc>::lowest();
-  std::vector<Acc> acc(out.numel(), init);
+  static_assert(sizeof(Acc) == sizeof(double), "reduceScratchBytes");
+  Acc *acc = scratch.take<Acc>(out.numel());
+  std::fill(acc, acc + out.numel(), init);
   const T *px = x.as<const T>();
 
   std::array<Strides, 2> strides = {
@@ -48,7 +53,7 @@ void reduceImpl(ReduceOp op, const TensorView &x, const TensorView &out) {
                 [&](const std::array<int64_t, 2> &off,
                     const std::array<int64_t, 2> &st, int64_t n) {
                   const T *in = px + off[0];
-                  Acc *a = acc.data() + off[1];
+                  Acc *a = acc + off[1];
                   if (isMax) {
                     for (int64_t i = 0; i < n; ++i) {
                       Acc v = in[i], &dst = a[i * st[1]];
@@ -85,13 +90,14 @@ void reduceImpl(ReduceOp op, const TensorView &x, const TensorView &out) {
 } // namespace
 
 void reduce(ReduceOp op, const TensorView &x, const TensorView &out,
-            const std::vector<int64_t> &axes) {
+            const Dims &axes) {
   const char *kernel = "reduce";
   checkReduce(kernel, x, out, axes);
   if (axes.empty())
     return copy(x, out);
+  Scratch scratch(kernel, reduceScratchBytes(x, out, axes));
   dispatchArith(x.dtype, kernel, [&](auto tag) {
-    reduceImpl<typename decltype(tag)::type>(op, x, out);
+    reduceImpl<typename decltype(tag)::type>(op, x, out, scratch);
   });
 }
 

@@ -45,6 +45,12 @@ bool isFloat(DType dtype) {
          dtype == DType::BF16;
 }
 
+void throwInlineCapacityExceeded(size_t needed, size_t capacity) {
+  throw RuntimeError("rank " + std::to_string(needed) +
+                     " exceeds the runtime's maximum rank " +
+                     std::to_string(capacity));
+}
+
 int64_t numElements(const Shape &shape) {
   int64_t n = 1;
   for (int64_t d : shape)

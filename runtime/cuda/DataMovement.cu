@@ -140,7 +140,7 @@ AxisBlocks axisBlocks(const TensorView &t, int64_t axis) {
 }
 
 /// Concat (toWhole) or split (!toWhole): one row copy per part.
-void concatOrSplit(const char *kernel, const std::vector<TensorView> &parts,
+void concatOrSplit(const char *kernel, TensorViewList parts,
                    const TensorView &whole, int64_t axis, bool toWhole) {
   checkConcatOrSplit(kernel, parts, whole, axis);
   context(kernel);
@@ -163,25 +163,25 @@ void concatOrSplit(const char *kernel, const std::vector<TensorView> &parts,
 } // namespace
 
 void transpose(const TensorView &x, const TensorView &y,
-               const std::vector<int64_t> &perm) {
+               const Dims &perm) {
   const char *kernel = "transpose";
   const Strides strides = transposeStrides(kernel, x, y, perm);
   stridedCopy(kernel, x, 0, strides, y);
 }
 
-void concat(const std::vector<TensorView> &inputs, const TensorView &y,
+void concat(TensorViewList inputs, const TensorView &y,
             int64_t axis) {
   concatOrSplit("concat", inputs, y, axis, true);
 }
 
-void split(const TensorView &x, const std::vector<TensorView> &outputs,
+void split(const TensorView &x, TensorViewList outputs,
            int64_t axis) {
   concatOrSplit("split", outputs, x, axis, false);
 }
 
 void slice(const TensorView &x, const TensorView &y,
-           const std::vector<int64_t> &starts,
-           const std::vector<int64_t> &steps) {
+           const Dims &starts,
+           const Dims &steps) {
   const char *kernel = "slice";
   requireDType(y, x.dtype, kernel, "output");
   int64_t base = 0;

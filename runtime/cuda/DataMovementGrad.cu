@@ -68,8 +68,8 @@ void gatherBackward(const TensorView &dy, const TensorView &indices,
 }
 
 void sliceBackward(const TensorView &dy, const TensorView &dx,
-                   const std::vector<int64_t> &starts,
-                   const std::vector<int64_t> &steps) {
+                   const Dims &starts,
+                   const Dims &steps) {
   const char *kernel = "sliceBackward";
   requireDType(dx, dy.dtype, kernel, "dx");
   int64_t base = 0;

@@ -85,7 +85,7 @@ template <int N>
 Indexer<N> makeIndexer(const Shape &shape,
                        const std::array<Strides, N> &strides,
                        const char *kernel) {
-  std::vector<int64_t> dims;
+  Dims dims;
   std::array<Strides, N> st;
   mergeDims<N>(shape, strides, dims, st);
   if (dims.size() > static_cast<size_t>(kMaxRank))

@@ -48,7 +48,7 @@ template <typename T, typename Acc> struct ReduceStore {
 
 template <typename T>
 void reduceImpl(ReduceOp op, const TensorView &x, const TensorView &out,
-                const std::vector<int64_t> &axes) {
+                const Dims &axes) {
   const char *kernel = "reduce";
   using Acc = std::conditional_t<std::is_floating_point_v<T>, double, int64_t>;
   const int64_t outN = out.numel();
@@ -92,7 +92,7 @@ void reduceImpl(ReduceOp op, const TensorView &x, const TensorView &out,
 } // namespace
 
 void reduce(ReduceOp op, const TensorView &x, const TensorView &out,
-            const std::vector<int64_t> &axes) {
+            const Dims &axes) {
   const char *kernel = "reduce";
   checkReduce(kernel, x, out, axes);
   if (axes.empty())

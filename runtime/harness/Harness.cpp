@@ -19,6 +19,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "AllocationCounter.h"
 #include "BatchSource.h"
 #include "HarnessOptions.h"
 #include "ProgramChecks.h"
@@ -230,8 +231,13 @@ int runHarness(const std::string &programName, const ProgramSpec &program,
     context.currentOp = -1;
     const auto start = std::chrono::steady_clock::now();
     try {
+      // Steps must not touch the heap (scratch is in the workspace); the
+      // count is reported as step_allocations.
+      beginCountingAllocations();
       device->runStep(program.trainStep, context);
+      endCountingAllocations();
     } catch (const std::exception &e) {
+      endCountingAllocations();
       std::string where;
       if (context.currentOp >= 0 &&
           context.currentOp < static_cast<int>(program.ops.size()) &&
@@ -259,6 +265,7 @@ int runHarness(const std::string &programName, const ProgramSpec &program,
   }
   report.peakBytes = device->measuredPeakBytes();
   report.hostPeakRssBytes = hostPeakRssBytes();
+  report.stepAllocations = countedAllocations();
 
   if (!options.dumpParams.empty() || !options.dumpBuffers.empty() ||
       !options.saveWeights.empty()) {

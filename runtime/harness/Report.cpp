@@ -92,6 +92,7 @@ void printSummary(std::FILE *out, const ProgramSpec &program,
       out,
       "trained %zu step%s (%s, %s plan) on %s: median %.3f ms/step%s, "
       "%.1f samples/s, peak %lld bytes (%s) measured vs %lld (%s) planned%s, "
+      "process high-water %s, %lld heap allocations in steps, "
       "final loss %.6f\n",
       steps, steps == 1 ? "" : "s", orEmpty(program.optimizer),
       orEmpty(program.strategy), report.deviceName.c_str(), median * 1e3,
@@ -101,6 +102,8 @@ void printSummary(std::FILE *out, const ProgramSpec &program,
       formatBytes(report.peakBytes).c_str(),
       static_cast<long long>(program.plannedPeakBytes),
       formatBytes(program.plannedPeakBytes).c_str(), budget.c_str(),
+      formatBytes(report.hostPeakRssBytes).c_str(),
+      static_cast<long long>(report.stepAllocations),
       report.losses.empty() ? NAN : report.losses.back());
   std::fflush(out);
 }
@@ -123,6 +126,7 @@ void printJson(std::FILE *out, const ProgramSpec &program,
       {"workspace_bytes", integer(program.workspaceBytes)},
       {"budget_bytes", integer(program.budgetBytes)},
       {"host_peak_rss_bytes", integer(report.hostPeakRssBytes)},
+      {"step_allocations", integer(report.stepAllocations)},
       {"device", jsonString(report.deviceName)},
       {"backend", jsonString(backendName(program.backend))},
       {"optimizer", jsonString(orEmpty(program.optimizer))},

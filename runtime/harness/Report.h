@@ -23,6 +23,8 @@ struct RunReport {
   std::vector<double> stepSeconds;  // per step: runStep alone
   int64_t peakBytes = 0;            // Device::measuredPeakBytes()
   int64_t hostPeakRssBytes = 0;     // the process's max resident set
+  int64_t stepAllocations = 0;      // heap allocations inside steps (-1:
+                                    // not countable in this build)
   std::string deviceName;
   std::string data;                 // BatchSource::description()
   std::string weights;              // the weights file, or "" if none
@@ -41,7 +43,8 @@ void printSummary(std::FILE *out, const ProgramSpec &program,
 /// One JSON object (and a newline). Keys: losses, step_seconds,
 /// step_seconds_median, samples_per_second, samples_per_step, peak_bytes,
 /// planned_peak_bytes, arena_bytes, persistent_bytes, workspace_bytes,
-/// budget_bytes, host_peak_rss_bytes, steps, device, backend, optimizer,
+/// budget_bytes, host_peak_rss_bytes, step_allocations, steps, device,
+/// backend, optimizer,
 /// strategy, data, weights, loaded_tensors, random_tensors. Floats are
 /// printed with %.9g (losses round-trip as float32; non-finite values are
 /// null, which JSON requires).

@@ -20,6 +20,7 @@
 #include "remat/Dialect/RematOps.h"
 #include "remat/Interpreter/TensorConversion.h"
 #include "remat/runtime/Kernels.h"
+#include "remat/runtime/Workspace.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Location.h"
@@ -214,6 +215,9 @@ void Interpreter::Plan::setUpArena(func::FuncOp func, IntegerAttr arenaBytes) {
 }
 
 Interpreter::Interpreter(func::FuncOp func) : func_(func), plan_(new Plan) {
+  // The interpreter is not a planned executable: kernel scratch grows as
+  // needed (the generated executable runs in the plan's fixed workspace).
+  rt::useGrowableWorkspace();
   if (func.isExternal())
     throw InterpreterError("function '" + func.getSymName().str() +
                            "' has no body");

@@ -56,8 +56,9 @@ public:
   }
   uint64_t dropoutStep() { return ctx_.step(); }
 
-  template <typename Run, typename... Args>
-  mlir::LogicalResult call(const KernelRef<Run> &kernel, Args &&...args) {
+  template <typename Run, typename Scratch, typename... Args>
+  mlir::LogicalResult call(const KernelRef<Run, Scratch> &kernel,
+                           Args &&...args) {
     kernel.run(std::forward<Args>(args)...);
     return mlir::success();
   }

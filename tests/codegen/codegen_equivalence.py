@@ -10,7 +10,12 @@ under the same budget, strategy and flags), and requires:
   * byte-identical parameters and updated buffers after the last step
     (both tools write them with the same TensorProto writer);
   * the executable's JSON report carries the documented keys, and its
-    measured peak does not exceed the plan's.
+    measured peak does not exceed the plan's;
+  * no heap allocation inside a step (step_allocations == 0, counted by the
+    executable's own allocation hooks), in a second run with OpenBLAS on
+    one thread: threaded OpenBLAS GEMMs malloc a job table on every call
+    (its level-3 thread driver), which remat cannot avoid; and one thread
+    changes GEMM rounding, so this run is not the one compared above.
 Standard library only (CI's python has no onnx).
 """
 import argparse
@@ -98,6 +103,16 @@ def main():
     print("peak %d bytes measured, %d planned; median step %.4f s" %
           (report["peak_bytes"], report["planned_peak_bytes"],
            report["step_seconds_median"]))
+
+    os.environ["OPENBLAS_NUM_THREADS"] = "1"
+    single = json.loads(run([exe, "--steps", str(args.steps), "--inputs",
+                             args.inputs, "--json"], merge_stderr=False))
+    del os.environ["OPENBLAS_NUM_THREADS"]
+    print("heap allocations inside %d steps (OpenBLAS on one thread): %d" %
+          (args.steps, single.get("step_allocations", -1)))
+    if single.get("step_allocations") != 0:
+        print("FAIL: the training steps allocated on the heap")
+        ok = False
     print("PASS" if ok else "FAIL")
     return 0 if ok else 1
 

@@ -2,6 +2,7 @@
 
 #include "remat/Planning/TrainStepPlanner.h"
 
+#include "OpScratch.h"
 #include "StepGraph.h"
 #include "remat/Analysis/MemoryProfile.h"
 #include "remat/Dialect/RematOps.h"
@@ -124,12 +125,15 @@ FailureOr<PlanReport> planTrainStep(func::FuncOp func, const CostModel &costMode
   report.strategy = plan::strategyName(options.strategy);
   report.target = costModel.getTarget().name.str();
   report.budgetBytes = options.budgetBytes;
-  report.workspaceBytes = options.workspaceBytes;
+  // The workspace holds the runtime's reserve (--workspace: cuBLAS on GPU
+  // targets) and the scratch of the op that needs most.
+  const int64_t workspaceBytes = options.workspaceBytes + maxOpScratchBytes(func);
+  report.workspaceBytes = workspaceBytes;
   report.plainOrderPeakBytes = options.plainOrderPeakBytes;
   report.parameterCount = parameterElements(func, report.parameterBytes);
 
   StepGraph graph =
-      buildStepGraph(func, costModel, options.alignment, options.workspaceBytes);
+      buildStepGraph(func, costModel, options.alignment, workspaceBytes);
   graph.problem.budgetBytes = options.budgetBytes;
   report.persistentBytes = graph.persistentBytes;
   report.numOps = graph.ops.size();
@@ -153,10 +157,10 @@ FailureOr<PlanReport> planTrainStep(func::FuncOp func, const CostModel &costMode
   auto arenaPeak = [&](const plan::RematPlan &p) {
     func::FuncOp trial = func.clone();
     StepGraph trialGraph = buildStepGraph(trial, costModel, options.alignment,
-                                          options.workspaceBytes);
+                                          workspaceBytes);
     materializePlan(trial, trialGraph, p.sequence);
     MemoryProfile trialProfile;
-    int64_t peak = graph.persistentBytes + options.workspaceBytes +
+    int64_t peak = graph.persistentBytes + workspaceBytes +
                    assignArena(trial, options.alignment, trialProfile).arenaBytes;
     trial.erase();
     return peak;
@@ -273,7 +277,7 @@ FailureOr<PlanReport> planTrainStep(func::FuncOp func, const CostModel &costMode
   // The planned peak as the runtime allocates it: persistent state, the
   // arena and the workspace.
   report.peakBytes =
-      graph.persistentBytes + memory.arenaBytes + options.workspaceBytes;
+      graph.persistentBytes + memory.arenaBytes + workspaceBytes;
   report.feasible = report.peakBytes <= options.budgetBytes;
   report.estimatedStepSeconds = chosen.seconds;
   if (!report.feasible)

@@ -17,7 +17,8 @@
 //   c.none() (an absent optional view)            tensor arguments
 //   c.stepNumber(v)  the 1-based step a 0-d i64 tensor holds (optimizers)
 //   c.dropoutStep()  the steps taken before this one (dropout's RNG key)
-//   c.call(REMAT_KERNEL(NAME), args...)       the call; other arguments
+//   c.call(REMAT_KERNEL(NAME), args...)       the call (REMAT_KERNEL_WITH_
+//       SCRATCH for a kernel that takes workspace scratch); other arguments
 //       are plain values of the kernel's parameter types (bool, int64_t,
 //       uint64_t, double, std::vector<int64_t>, the runtime's enums,
 //       WindowParams, SgdOptions, AdamOptions)
@@ -33,6 +34,7 @@
 #define REMAT_TARGET_KERNELBINDINGS_H
 
 #include "remat/Dialect/RematOps.h"
+#include "remat/runtime/KernelScratch.h"
 #include "remat/runtime/Kernels.h"
 
 #include "mlir/Support/LogicalResult.h"
@@ -44,21 +46,46 @@
 
 namespace remat {
 
-/// A runtime kernel as a binding names it: its name in generated code, and
-/// the CPU function the interpreter calls. (Generated code calls
-/// `kernels::NAME`, an alias of the CPU or the CUDA namespace.) Only the
-/// interpreter instantiates `run`, so the compiler does not link the kernels.
-template <typename Run> struct KernelRef {
+/// What a kernel without workspace scratch needs: nothing.
+struct NoScratch {
+  template <typename... Args> size_t operator()(const Args &...) const {
+    return 0;
+  }
+};
+
+/// A runtime kernel as a binding names it: its name in generated code, the
+/// CPU function the interpreter calls, and the bytes of workspace scratch it
+/// takes with those arguments (the planner sizes the workspace with it).
+/// Generated code calls `kernels::NAME`, an alias of the CPU or the CUDA
+/// namespace. Each Call instantiates only the member it uses, so the
+/// compiler does not link the kernels.
+template <typename Run, typename Scratch = NoScratch> struct KernelRef {
   const char *name;
   Run run;
+  Scratch scratch;
 };
 template <typename Run> KernelRef(const char *, Run) -> KernelRef<Run>;
+template <typename Run, typename Scratch>
+KernelRef(const char *, Run, Scratch) -> KernelRef<Run, Scratch>;
 
 #define REMAT_KERNEL(NAME)                                                     \
   ::remat::KernelRef {                                                         \
     #NAME, [](auto &&...args) {                                                \
       ::remat::rt::NAME(std::forward<decltype(args)>(args)...);                \
     }                                                                          \
+  }
+
+/// A kernel that takes scratch from the workspace: rt::NAME##ScratchBytes
+/// (remat/runtime/KernelScratch.h) with the kernel's own arguments.
+#define REMAT_KERNEL_WITH_SCRATCH(NAME)                                        \
+  ::remat::KernelRef {                                                         \
+    #NAME,                                                                     \
+        [](auto &&...args) {                                                   \
+          ::remat::rt::NAME(std::forward<decltype(args)>(args)...);            \
+        },                                                                     \
+        [](const auto &...args) {                                              \
+          return ::remat::rt::NAME##ScratchBytes(args...);                     \
+        }                                                                      \
   }
 
 namespace binding {
@@ -178,7 +205,7 @@ private:
                                 std::to_string(kept.size()));
         else
           kept[axis] = 1;
-      return c.call(REMAT_KERNEL(reduce), kind, c.operand(op.getInput()),
+      return c.call(REMAT_KERNEL_WITH_SCRATCH(reduce), kind, c.operand(op.getInput()),
                     c.resultWithShape(op.getOutput(), kept),
                     binding::toVector(op.getAxes()));
     });
@@ -276,7 +303,7 @@ template <typename Call> void KernelBindings<Call>::bindCompute() {
                   c.result(op.getOutput()), binding::i64(op.getAxis()));
   });
   bind<LayerNormOp>([](LayerNormOp op, Call &c) {
-    return c.call(REMAT_KERNEL(layerNorm), c.operand(op.getInput()),
+    return c.call(REMAT_KERNEL_WITH_SCRATCH(layerNorm), c.operand(op.getInput()),
                   c.operand(op.getScale()), c.operand(op.getBias()),
                   c.result(op.getOutput()), c.optionalResult(op.getMean()),
                   c.optionalResult(op.getInvStdDev()),
@@ -284,7 +311,7 @@ template <typename Call> void KernelBindings<Call>::bindCompute() {
                   op.getEpsilon().convertToDouble());
   });
   bind<BatchNormInferenceOp>([](BatchNormInferenceOp op, Call &c) {
-    return c.call(REMAT_KERNEL(batchNormInference), c.operand(op.getInput()),
+    return c.call(REMAT_KERNEL_WITH_SCRATCH(batchNormInference), c.operand(op.getInput()),
                   c.operand(op.getScale()), c.operand(op.getBias()),
                   c.operand(op.getRunningMean()),
                   c.operand(op.getRunningVar()), c.result(op.getOutput()),
@@ -292,7 +319,7 @@ template <typename Call> void KernelBindings<Call>::bindCompute() {
   });
   bind<BatchNormTrainingOp>([](BatchNormTrainingOp op, Call &c) {
     return c.call(
-        REMAT_KERNEL(batchNormTraining), c.operand(op.getInput()),
+        REMAT_KERNEL_WITH_SCRATCH(batchNormTraining), c.operand(op.getInput()),
         c.operand(op.getScale()), c.operand(op.getBias()),
         c.operand(op.getRunningMean()), c.operand(op.getRunningVar()),
         c.result(op.getOutput()), c.result(op.getNewRunningMean()),
@@ -314,7 +341,7 @@ template <typename Call> void KernelBindings<Call>::bindConvPool() {
   bind<ConvOp>([](ConvOp op, Call &c) {
     if (binding::staticShape(op.getWeight()).size() < 3)
       return c.fail(op, "conv weight must have rank >= 3");
-    return c.call(REMAT_KERNEL(conv), c.operand(op.getInput()),
+    return c.call(REMAT_KERNEL_WITH_SCRATCH(conv), c.operand(op.getInput()),
                   c.operand(op.getWeight()), c.operand(op.getBias()),
                   c.result(op.getOutput()),
                   binding::convWindow(op.getWeight(), op.getStrides(),
@@ -366,7 +393,7 @@ template <typename Call> void KernelBindings<Call>::bindDataMovement() {
                   binding::toVector(op.getSteps()));
   });
   bind<GatherOp>([](GatherOp op, Call &c) {
-    return c.call(REMAT_KERNEL(gather), c.operand(op.getInput()),
+    return c.call(REMAT_KERNEL_WITH_SCRATCH(gather), c.operand(op.getInput()),
                   c.operand(op.getIndices()), c.result(op.getOutput()),
                   binding::i64(op.getAxis()));
   });
@@ -422,7 +449,7 @@ template <typename Call> void KernelBindings<Call>::bindBackward() {
                   binding::i64(op.getAxis()));
   });
   bind<LayerNormBackwardOp>([](LayerNormBackwardOp op, Call &c) {
-    return c.call(REMAT_KERNEL(layerNormBackward), c.operand(op.getInput()),
+    return c.call(REMAT_KERNEL_WITH_SCRATCH(layerNormBackward), c.operand(op.getInput()),
                   c.operand(op.getScale()), c.operand(op.getMean()),
                   c.operand(op.getInvStdDev()), c.operand(op.getOutputGrad()),
                   c.optionalResult(op.getInputGrad()),
@@ -432,7 +459,7 @@ template <typename Call> void KernelBindings<Call>::bindBackward() {
   });
   bind<BatchNormTrainingBackwardOp>(
       [](BatchNormTrainingBackwardOp op, Call &c) {
-        return c.call(REMAT_KERNEL(batchNormTrainingBackward),
+        return c.call(REMAT_KERNEL_WITH_SCRATCH(batchNormTrainingBackward),
                       c.operand(op.getInput()), c.operand(op.getScale()),
                       c.operand(op.getSavedMean()),
                       c.operand(op.getSavedInvStd()),
@@ -442,32 +469,32 @@ template <typename Call> void KernelBindings<Call>::bindBackward() {
                       c.optionalResult(op.getBiasGrad()));
       });
   bind<ConvBackwardDataOp>([](ConvBackwardDataOp op, Call &c) {
-    return c.call(REMAT_KERNEL(convBackwardData), c.operand(op.getOutputGrad()),
+    return c.call(REMAT_KERNEL_WITH_SCRATCH(convBackwardData), c.operand(op.getOutputGrad()),
                   c.operand(op.getWeight()), c.result(op.getInputGrad()),
                   binding::convWindow(op.getWeight(), op.getStrides(),
                                       op.getPads(), op.getDilations()),
                   binding::i64(op.getGroup()));
   });
   bind<ConvBackwardFilterOp>([](ConvBackwardFilterOp op, Call &c) {
-    return c.call(REMAT_KERNEL(convBackwardFilter), c.operand(op.getInput()),
+    return c.call(REMAT_KERNEL_WITH_SCRATCH(convBackwardFilter), c.operand(op.getInput()),
                   c.operand(op.getOutputGrad()), c.result(op.getWeightGrad()),
                   binding::convWindow(op.getWeightGrad(), op.getStrides(),
                                       op.getPads(), op.getDilations()),
                   binding::i64(op.getGroup()));
   });
   bind<MaxPoolBackwardOp>([](MaxPoolBackwardOp op, Call &c) {
-    return c.call(REMAT_KERNEL(maxPoolBackward), c.operand(op.getOutputGrad()),
+    return c.call(REMAT_KERNEL_WITH_SCRATCH(maxPoolBackward), c.operand(op.getOutputGrad()),
                   c.operand(op.getIndices()), c.result(op.getInputGrad()));
   });
   bind<AveragePoolBackwardOp>([](AveragePoolBackwardOp op, Call &c) {
-    return c.call(REMAT_KERNEL(averagePoolBackward), c.operand(op.getOutputGrad()),
+    return c.call(REMAT_KERNEL_WITH_SCRATCH(averagePoolBackward), c.operand(op.getOutputGrad()),
                   c.result(op.getInputGrad()),
                   binding::window(op.getKernelShape(), op.getStrides(),
                                   op.getPads()),
                   op.getCountIncludePad());
   });
   bind<GatherBackwardOp>([](GatherBackwardOp op, Call &c) {
-    return c.call(REMAT_KERNEL(gatherBackward), c.operand(op.getOutputGrad()),
+    return c.call(REMAT_KERNEL_WITH_SCRATCH(gatherBackward), c.operand(op.getOutputGrad()),
                   c.operand(op.getIndices()), c.result(op.getInputGrad()),
                   binding::i64(op.getAxis()));
   });
@@ -480,7 +507,7 @@ template <typename Call> void KernelBindings<Call>::bindBackward() {
   bind<SoftmaxCrossEntropyLossBackwardOp>(
       [](SoftmaxCrossEntropyLossBackwardOp op, Call &c) {
         mlir::IntegerAttr ignore = op.getIgnoreIndexAttr();
-        return c.call(REMAT_KERNEL(softmaxCrossEntropyLossBackward),
+        return c.call(REMAT_KERNEL_WITH_SCRATCH(softmaxCrossEntropyLossBackward),
                       c.operand(op.getLossGrad()), c.operand(op.getLogProb()),
                       c.operand(op.getLabels()), c.operand(op.getWeights()),
                       c.result(op.getScoresGrad()),
@@ -490,7 +517,7 @@ template <typename Call> void KernelBindings<Call>::bindBackward() {
       });
   bind<NllLossBackwardOp>([](NllLossBackwardOp op, Call &c) {
     mlir::IntegerAttr ignore = op.getIgnoreIndexAttr();
-    return c.call(REMAT_KERNEL(nllLossBackward), c.operand(op.getLossGrad()),
+    return c.call(REMAT_KERNEL_WITH_SCRATCH(nllLossBackward), c.operand(op.getLossGrad()),
                   c.operand(op.getTarget()), c.operand(op.getWeights()),
                   c.result(op.getInputGrad()),
                   binding::lossReduction(op.getReduction()),
@@ -545,5 +572,6 @@ template <typename Call> void KernelBindings<Call>::bindOptimizers() {
 } // namespace remat
 
 #undef REMAT_KERNEL
+#undef REMAT_KERNEL_WITH_SCRATCH
 
 #endif // REMAT_TARGET_KERNELBINDINGS_H

@@ -130,10 +130,14 @@ std::string cppLiteral(rt::LossReduction reduction) {
   return std::string("remat::rt::LossReduction::") + name;
 }
 
+std::string cppLiteral(const rt::Dims &dims) {
+  return cppIntList(ArrayRef<int64_t>(dims.data(), dims.size()));
+}
+
 std::string cppLiteral(const rt::WindowParams &params) {
-  return "remat::rt::WindowParams{" + cppIntList(params.kernel) + ", " +
-         cppIntList(params.strides) + ", " + cppIntList(params.pads) + ", " +
-         cppIntList(params.dilations) + "}";
+  return "remat::rt::WindowParams{" + cppLiteral(params.kernel) + ", " +
+         cppLiteral(params.strides) + ", " + cppLiteral(params.pads) + ", " +
+         cppLiteral(params.dilations) + "}";
 }
 
 std::string cppLiteral(const rt::SgdOptions &options) {

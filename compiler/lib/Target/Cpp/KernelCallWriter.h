@@ -87,8 +87,9 @@ public:
   CppExpr stepNumber(mlir::Value step) { return {ctx_.stepNumber(step)}; }
   CppExpr dropoutStep() { return {ctx_.dropoutStep()}; }
 
-  template <typename Run, typename... Args>
-  mlir::LogicalResult call(const KernelRef<Run> &kernel, const Args &...args) {
+  template <typename Run, typename Scratch, typename... Args>
+  mlir::LogicalResult call(const KernelRef<Run, Scratch> &kernel,
+                           const Args &...args) {
     ctx_.call(kernel.name, {text(args)...});
     return mlir::success();
   }
@@ -105,7 +106,7 @@ public:
 
 private:
   static CppExpr viewList(const std::vector<std::string> &views) {
-    std::string text = "std::vector<remat::rt::TensorView>{";
+    std::string text = "remat::rt::TensorViewList{"; // no heap: Tensor.h
     for (size_t i = 0; i < views.size(); ++i)
       text += (i ? ", " : "") + views[i];
     return {text + "}"};

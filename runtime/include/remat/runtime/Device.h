@@ -31,8 +31,8 @@ public:
   /// first step. Throws RuntimeError when the device is out of memory.
   virtual void *allocate(size_t bytes) = 0;
 
-  /// Reserves `bytes` of runtime workspace (cuBLAS, im2col scratch) before
-  /// the first step.
+  /// Reserves `bytes` of runtime workspace (cuBLAS, kernel scratch) before
+  /// the first step and hands it to the kernels.
   virtual void reserveWorkspace(size_t bytes) = 0;
 
   virtual void copyToDevice(void *device, const void *host, size_t bytes) = 0;
@@ -47,7 +47,9 @@ public:
   /// Peak device memory in bytes, measured: on CUDA from the device's own
   /// free-memory figures (total - lowest free seen, minus what was in use
   /// before the harness started); on CPU the bytes the harness allocated
-  /// (regions + workspace).
+  /// (regions + workspace), which are all a step uses: kernels take their
+  /// scratch from the workspace and the harness counts any heap allocation
+  /// inside a step (step_allocations).
   virtual int64_t measuredPeakBytes() = 0;
 };
 

@@ -45,10 +45,10 @@ enum class ReduceOp { Sum, Mean, Max };
 /// Convolution and pooling windows. `pads` holds [begin_0, ...,
 /// begin_{k-1}, end_0, ..., end_{k-1}] as ONNX.
 struct WindowParams {
-  std::vector<int64_t> kernel;    // window (pooling) or weight spatial shape
-  std::vector<int64_t> strides;
-  std::vector<int64_t> pads;
-  std::vector<int64_t> dilations;
+  Dims kernel;    // window (pooling) or weight spatial shape
+  Dims strides;
+  Dims pads;
+  Dims dilations;
 };
 
 /// The losses' `reduction`.

@@ -11,8 +11,11 @@
 #ifndef REMAT_RUNTIME_TENSOR_H
 #define REMAT_RUNTIME_TENSOR_H
 
+#include "remat/runtime/InlineVector.h"
+
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -28,7 +31,10 @@ size_t dtypeSize(DType dtype);
 const char *dtypeName(DType dtype);
 bool isFloat(DType dtype);
 
-using Shape = std::vector<int64_t>;
+/// Dimensions, inline (no heap allocation) up to kMaxRank.
+using Shape = InlineVector<int64_t, kMaxRank>;
+/// A small list of axes, a permutation, slice starts: at most one per dim.
+using Dims = InlineVector<int64_t, kMaxRank>;
 
 int64_t numElements(const Shape &shape);
 std::string shapeToString(const Shape &shape);
@@ -56,6 +62,28 @@ struct TensorView {
   bool empty() const { return data == nullptr; }
 
   template <typename T> T *as() const { return static_cast<T *>(data); }
+};
+
+/// A read-only list of views (concat's inputs, split's outputs), built
+/// from a std::vector or a braced list without copying them, so that a
+/// generated call `concat({a, b}, y, 1)` allocates nothing. It does not own
+/// the views: use it as a parameter only.
+class TensorViewList {
+public:
+  TensorViewList(const std::vector<TensorView> &views)
+      : data_(views.data()), size_(views.size()) {}
+  TensorViewList(std::initializer_list<TensorView> views)
+      : data_(views.begin()), size_(views.size()) {}
+
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  const TensorView &operator[](size_t i) const { return data_[i]; }
+  const TensorView *begin() const { return data_; }
+  const TensorView *end() const { return data_ + size_; }
+
+private:
+  const TensorView *data_;
+  size_t size_;
 };
 
 /// An owned, 64-byte aligned, zero-initialised buffer with a view on it.
