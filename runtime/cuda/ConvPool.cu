@@ -153,7 +153,7 @@ void globalAveragePool(const TensorView &x, const TensorView &y) {
   requireNumel(y, x.shape[0] * x.shape[1], kernel, "output");
   dispatchFloat(x.dtype, kernel, [](auto) {});
   // The mean over the spatial dims, summed in double: ReduceMean exactly.
-  std::vector<int64_t> axes;
+  Dims axes;
   for (int64_t d = 2; d < x.rank(); ++d)
     axes.push_back(d);
   cuda::reduce(ReduceOp::Mean, x, y, axes);

@@ -6,8 +6,13 @@ tolerances. fp32 on both sides, different GEMM and reduction orders:
   parameters  |cuda - cpu| <= atol + 1e-3 * |cpu|, atol = 1e-5 for SGD; for
               Adam, whose normalised step turns tiny gradient differences
               into up to lr per step, lr * steps
-  peak        measured <= planned + 64 MiB (the device's free-memory figures
-              also count cuBLAS's workspace and allocation granularity)
+  peak        measured <= planned + 16 MiB. The plan already holds every
+              byte the program allocates (regions, and a workspace with the
+              cuBLAS workspace and all kernel scratch); the device's
+              free-memory figures also see the cuBLAS handle, the
+              instantiated CUDA Graph and the driver's 2 MiB allocation
+              granularity on each of the four allocations. Not yet checked
+              on a GPU: the first GPU run says whether 16 MiB is right.
 
 Standard library only.
 """
@@ -15,7 +20,7 @@ import os
 
 import tensor_proto
 
-PEAK_SLACK_BYTES = 64 << 20
+PEAK_SLACK_BYTES = 16 << 20
 
 
 def compare(report, cpu_losses, cuda_params, cpu_params, optimizer, lr, steps):
@@ -67,6 +72,7 @@ def compare(report, cpu_losses, cuda_params, cpu_params, optimizer, lr, steps):
                   report["step_seconds_median"]))
     if report["peak_bytes"] > report["planned_peak_bytes"] + PEAK_SLACK_BYTES:
         failures.append("measured peak %d bytes exceeds the plan (%d) by more "
-                        "than 64 MiB" % (report["peak_bytes"],
-                                         report["planned_peak_bytes"]))
+                        "than %d MiB" % (report["peak_bytes"],
+                                         report["planned_peak_bytes"],
+                                         PEAK_SLACK_BYTES >> 20))
     return failures, notes
