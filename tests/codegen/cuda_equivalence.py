@@ -11,8 +11,9 @@ like the interpreter.
                   executable equals remat-run bit for bit, see
                   codegen_equivalence.py). Without a GPU it prints
                   "SKIPPED: no CUDA device" (ctest reports the test as
-                  skipped). Tolerances, fp32 on both sides, different GEMM
-                  and reduction orders:
+                  skipped); any other CUDA error fails the test.
+                  Tolerances, fp32 on both sides, different GEMM and
+                  reduction orders:
                     losses      |cuda - cpu| <= 1e-4 * max(1, |cpu|)
                     parameters  |cuda - cpu| <= atol + 1e-3 * |cpu|,
                                 atol = 1e-5 for SGD; for Adam, whose
@@ -34,7 +35,9 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import tensor_proto  # noqa: E402
 
-NO_DEVICE = "no CUDA device available"
+# The harness's message when the machine has no GPU or no driver (and only
+# then: any other CUDA error names itself and fails the test).
+NO_DEVICE = "CUDA device: no CUDA device available"
 
 
 def run(cmd):
