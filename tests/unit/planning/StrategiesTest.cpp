@@ -140,6 +140,7 @@ TEST(Strategies, MilpSolvesSmallGraphsToOptimality) {
       options.timeLimitSeconds = 60;
       RematPlan milp = planMilp(p, options);
       expectValid(p, milp);
+      EXPECT_EQ(milp.declined, "") << f.name;
       std::printf("%-15s %3zu nodes budget %4lld: MILP %s, %.3f s, gap %.2g, "
                   "recompute %.3f s, peak %lld\n",
                   f.name.c_str(), p.nodes.size(),
@@ -164,6 +165,9 @@ TEST(Strategies, MilpRefusesBigGraphs) {
                  .count();
   EXPECT_NE(milp.note.find("graph too big for the MILP"), std::string::npos)
       << milp.note;
+  // Marked as no answer of its own, so that drivers refuse it.
+  EXPECT_NE(milp.declined.find("nodes > 150"), std::string::npos)
+      << milp.declined;
   EXPECT_FALSE(milp.provedOptimal);
   EXPECT_LT(s, 1.0);
   expectValid(p, milp);
