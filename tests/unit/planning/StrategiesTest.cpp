@@ -173,14 +173,14 @@ TEST(Strategies, MilpRefusesBigGraphs) {
   expectValid(p, milp);
 }
 
-TEST(Strategies, AutoWithinFivePercentOfProvenMilp) {
+// auto's heuristic search alone (its MILP polish off, as on every graph over
+// AutoOptions::milpBelowNodes, i.e. every real model) against the proven
+// optimum: step time within 5%. With the polish on, these small graphs
+// would compare the MILP with itself.
+TEST(Strategies, AutoHeuristicWithinFivePercentOfProvenMilp) {
   double worst = 1;
   std::string worstCase;
-  int compared = 0, milpInfeasibleOrOpen = 0;
-  // The same without auto's MILP polish (its heuristic search alone).
-  double worstHeuristic = 1;
-  std::string worstHeuristicCase;
-  std::vector<double> heuristicRatios;
+  int compared = 0, notProven = 0;
   for (const Family &f : smallFamilies(2)) {
     RematProblem p = f.problem;
     for (int64_t budget : budgetSweep(p, {-0.15, 0.0, 0.1, 0.3, 0.6})) {
@@ -188,66 +188,46 @@ TEST(Strategies, AutoWithinFivePercentOfProvenMilp) {
       MilpOptions options;
       options.timeLimitSeconds = 30;
       RematPlan milp = planMilp(p, options);
-      // auto's MILP polish stops on wall time; give it room so that a
-      // loaded machine does not decide the outcome.
-      AutoOptions generous;
-      generous.milpSeconds = 30;
-      RematPlan autoPlan = planAuto(p, generous);
       AutoOptions heuristicOnly;
       heuristicOnly.milpBelowNodes = 0;
       RematPlan heuristic = planAuto(p, heuristicOnly);
-      expectValid(p, autoPlan);
+      expectValid(p, milp);
       expectValid(p, heuristic);
+      EXPECT_FALSE(heuristic.provedOptimal) << "the MILP ran inside auto";
       if (!milp.provedOptimal || !milp.fitsBudget) {
-        ++milpInfeasibleOrOpen;
+        ++notProven;
         continue;
       }
       ++compared;
-      {
-        double rm = recompute(p, milp), rh = recompute(p, heuristic);
-        double ratio = !heuristic.fitsBudget ? INFINITY
-                       : rm > 1e-9           ? rh / rm
-                                             : (rh > 1e-9 ? INFINITY : 1);
-        heuristicRatios.push_back(ratio);
-        if (ratio > worstHeuristic) {
-          worstHeuristic = ratio;
-          worstHeuristicCase = f.name + " budget " + std::to_string(budget);
-        }
-      }
-      EXPECT_TRUE(autoPlan.fitsBudget)
+      EXPECT_TRUE(heuristic.fitsBudget)
           << f.name << " budget " << budget << ": MILP fits, auto does not ("
-          << autoPlan.peakBytes << ")";
-      double rm = recompute(p, milp), ra = recompute(p, autoPlan);
-      double ratio = !autoPlan.fitsBudget ? INFINITY
-                     : rm > 1e-9          ? ra / rm
-                                          : (ra > 1e-9 ? INFINITY : 1);
-      std::printf("  %-15s budget %4lld: MILP %.3f s (%.2f s to prove), auto "
-                  "%.3f s (%.2f s), heuristic alone %.3f s%s\n",
-                  f.name.c_str(), static_cast<long long>(budget), rm,
-                  milp.solveSeconds, ra, autoPlan.solveSeconds,
-                  recompute(p, heuristic),
-                  heuristic.fitsBudget ? "" : " (does not fit)");
+          << heuristic.peakBytes << ")";
+      const double ratio =
+          heuristic.fitsBudget ? heuristic.seconds / milp.seconds : INFINITY;
+      std::printf("  %-15s %3zu nodes budget %4lld: step %.3f s optimal "
+                  "(MILP, %.2f s to prove), %.3f s auto (%.2f s): ratio "
+                  "%.4f; recompute %.3f s vs %.3f s\n",
+                  f.name.c_str(), p.nodes.size(),
+                  static_cast<long long>(budget), milp.seconds,
+                  milp.solveSeconds, heuristic.seconds,
+                  heuristic.solveSeconds, ratio, recompute(p, milp),
+                  recompute(p, heuristic));
       if (ratio > worst) {
         worst = ratio;
-        worstCase = f.name + " budget " + std::to_string(budget) +
-                    " (milp " + std::to_string(rm) + " s, auto " +
-                    std::to_string(ra) + " s: " + autoPlan.strategy + ")";
+        worstCase = f.name + " budget " + std::to_string(budget) + " (" +
+                    heuristic.strategy + ")";
       }
-      EXPECT_LE(ra, 1.05 * rm + 1e-9)
-          << f.name << " budget " << budget << ": auto " << ra << " vs MILP "
-          << rm << " (" << autoPlan.strategy << ")";
+      EXPECT_LE(heuristic.seconds, 1.05 * milp.seconds)
+          << f.name << " budget " << budget << ": auto " << heuristic.seconds
+          << " s vs the optimum " << milp.seconds << " s ("
+          << heuristic.strategy << ")";
     }
   }
-  std::printf("auto vs proven-optimal MILP: %d comparisons, worst recompute "
-              "ratio %.4f on %s; %d budgets without a proven MILP optimum\n",
-              compared, worst, worstCase.c_str(), milpInfeasibleOrOpen);
-  int within = 0;
-  for (double r : heuristicRatios)
-    within += r <= 1.05 + 1e-9;
-  std::printf("auto's heuristic search alone (no MILP polish): within 5%% in "
-              "%d of %zu, worst ratio %.4f on %s\n",
-              within, heuristicRatios.size(), worstHeuristic,
-              worstHeuristicCase.c_str());
+  std::printf("auto's heuristic vs the proven-optimal MILP: %d comparisons, "
+              "worst step-time ratio %.4f on %s; %d budgets without a proven "
+              "optimum\n",
+              compared, worst, worstCase.c_str(), notProven);
+  EXPECT_GT(compared, 20);
 }
 
 TEST(Strategies, AutoNeverWorseThanSqrtAndAll) {
