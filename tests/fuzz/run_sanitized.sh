@@ -33,9 +33,11 @@ for test in "${unit_tests[@]}"; do
   "$build/bin/$test" --gtest_brief=1 --gtest_filter="-${skip[$test]:-}"
 done
 
-# The lit suite runs the tools it finds in this tree: instrumented.
+# The lit suite runs the tools it finds in this tree: instrumented. Except
+# arena-near-bound (~100 plans, the Llama-7B shape's among them: 17 minutes
+# under ASan on 2 busy cores); GPT-2 small's plan below stands in for it.
 echo "sanitized: lit"
-"$python" "$lit" -s "$build/tests/lit"
+"$python" "$lit" -s --filter-out 'arena-near-bound' "$build/tests/lit"
 
 # Planning and code generation: import, autodiff, auto/sqrt plans, the
 # memory-plan verifier and the C++/CUDA emitters, all instrumented.
@@ -46,6 +48,9 @@ rm -rf "$emit"
 "$build/bin/remat-opt" "$src/tests/models/pytorch/cnn/loss/model.onnx" \
   --budget 400KB --target cpu --optimizer sgd --strategy sqrt --emit=cpp \
   -o "$emit/cnn"
+# A 932-op step: auto's grouped search, the arena search and the floor search.
+"$build/bin/remat-opt" "$src/tests/fixtures/scale/gpt2_small/model_loss.onnx" \
+  --budget 6GB --target h100 --report-floor > /dev/null
 
 corpus=$build/fuzz-corpus
 mkdir -p "$corpus"
