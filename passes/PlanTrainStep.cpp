@@ -63,6 +63,7 @@ struct PlanTrainStepPass : remat::impl::PlanTrainStepBase<PlanTrainStepPass> {
     options.strategy = *chosen;
     options.strategyOptions.milp.timeLimitSeconds = milpSeconds;
     options.plainOrderPeakBytes = plainOrderPeakBytes;
+    options.reportFloor = reportFloor;
     if (auto optimizer = step->getAttrOfType<StringAttr>("remat.optimizer"))
       options.optimizer = optimizer.str();
     int64_t defaultWorkspace = spec->name == "cpu" ? 0 : 64ll << 20;
@@ -96,7 +97,9 @@ struct PlanTrainStepPass : remat::impl::PlanTrainStepBase<PlanTrainStepPass> {
     if (!report->feasible) {
       step.emitError("remat-plan: no plan fits ")
           << formatBytes(report->budgetBytes) << ": the minimum is "
-          << formatBytes(report->minimumFeasibleBytes) << "; "
+          << formatBytes(
+                 report->minimumFeasibleBytes.value_or(report->peakBytes))
+          << "; "
           << report->infeasibleReason;
       return signalPassFailure();
     }

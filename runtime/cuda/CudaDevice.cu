@@ -18,6 +18,7 @@
 
 #include "remat/runtime/Device.h"
 #include "remat/runtime/cuda/CudaKernels.h"
+#include "remat/runtime/cuda/DeviceProbe.h"
 
 #include <cuda_runtime.h>
 
@@ -32,7 +33,7 @@ namespace {
 void check(cudaError_t error, const char *what) {
   if (error != cudaSuccess)
     throw RuntimeError(std::string("CUDA device: ") + what +
-                       " failed: " + cudaGetErrorString(error));
+                       " failed: " + cuda::describeCudaError(error));
 }
 
 class CudaDevice final : public Device {
@@ -75,14 +76,16 @@ private:
 };
 
 CudaDevice::CudaDevice() {
-  int count = 0;
-  const cudaError_t error = cudaGetDeviceCount(&count);
-  if (error != cudaSuccess || count == 0)
+  // Only a machine without a GPU (or without a driver) is "no device"; the
+  // tests skip on that message alone, so any other error must not say it.
+  const cuda::DeviceProbe probe = cuda::probeDevices();
+  if (probe.status == cuda::DeviceStatus::Absent)
     throw RuntimeError(
         std::string("CUDA device: no CUDA device available") +
-        (error != cudaSuccess
-             ? std::string(" (") + cudaGetErrorString(error) + ")"
-             : std::string()));
+        (probe.error.empty() ? std::string() : " (" + probe.error + ")"));
+  if (probe.status == cuda::DeviceStatus::Error)
+    throw RuntimeError("CUDA device: cudaGetDeviceCount failed: " +
+                       probe.error);
   int device = 0;
   check(cudaGetDevice(&device), "cudaGetDevice");
   cudaDeviceProp properties{};

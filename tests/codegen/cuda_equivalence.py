@@ -11,8 +11,9 @@ like the interpreter.
                   executable equals remat-run bit for bit, see
                   codegen_equivalence.py). Without a GPU it prints
                   "SKIPPED: no CUDA device" (ctest reports the test as
-                  skipped). The tolerances are cuda_compare.py's (shared
-                  with the GPU bundle, tools/gpu).
+                  skipped); any other CUDA error fails the test. The
+                  tolerances are cuda_compare.py's (shared with the GPU
+                  bundle, tools/gpu).
 Standard library only (CI's python has no onnx).
 """
 import argparse
@@ -26,7 +27,9 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cuda_compare  # noqa: E402
 
-NO_DEVICE = "no CUDA device available"
+# The harness's message when the machine has no GPU or no driver (and only
+# then: any other CUDA error names itself and fails the test).
+NO_DEVICE = "CUDA device: no CUDA device available"
 
 
 def run(cmd):

@@ -17,14 +17,16 @@
    where the MILP proved optimality | auto's planner seconds.
 
 Exit status 2 from remat-opt (budget infeasible, JSON still printed) is a
-normal outcome; any other non-zero status is reported as ``error`` in the
-table and on stderr. Progress goes to stderr, the table to stdout.
+normal outcome; so is ``--strategy milp`` declining a graph it cannot solve
+(exit 1, "cannot plan this step: <why>"), shown as ``n/s``. Any other
+non-zero status is reported as ``error`` in the table and on stderr. Progress goes to stderr, the table to stdout.
 Standard library only (Python >= 3.9); runs one remat-opt at a time.
 """
 
 import argparse
 import json
 import math
+import re
 import subprocess
 import sys
 import time
@@ -59,6 +61,12 @@ class Runner:
             self.results.append({"budget": budget, "strategy": strategy, "status": "timeout"})
             return "timeout", None, ""
         wall = time.monotonic() - t0
+        declined = re.search(r"--strategy \S+ cannot plan this step: (.*)", proc.stderr)
+        if proc.returncode == 1 and declined:
+            log(f"  {strategy:>5} @ {budget}: declined: {declined.group(1)}")
+            self.results.append({"budget": budget, "strategy": strategy, "status": "declined",
+                                 "returncode": proc.returncode, "reason": declined.group(1)})
+            return "declined", {"_declined": declined.group(1)}, proc.stderr
         data = None
         if proc.returncode in (0, 2):
             try:
@@ -98,8 +106,9 @@ def gb(n):
 
 
 def milp_unsolved(data):
-    note = (data or {}).get("strategy_note", "")
-    return "without solving" in note or "too big" in note
+    """The MILP declined (remat-opt exit 1: over its size limit, or out of
+    time without a solution)."""
+    return bool((data or {}).get("_declined"))
 
 
 def main():
@@ -159,7 +168,7 @@ def main():
             st, data, _ = r.run(b, s)
             row["cells"][s] = (st, data)
             extra = ""
-            if data is not None:
+            if data is not None and not data.get("_declined"):
                 ov = 100.0 * (data["estimated_step_seconds"] / base_step - 1.0)
                 extra = (f"est {data['estimated_step_seconds']:.4g} s ({ov:+.1f}%), "
                          f"peak {gb(data['peak_bytes'])} {UNIT[1]}, planner "
@@ -211,8 +220,6 @@ def main():
                 # The MILP's own memory model found no plan; remat-opt then
                 # returns a fallback plan, which may still fit the budget.
                 cells.append("infeasible (MILP model)")
-            elif "no feasible solution" in note:
-                cells.append("no solution in time")
             elif st == "fit":
                 gap = d.get("milp_gap", 0.0)
                 cells.append(f"{100.0 * gap:.2f}%" + (" (opt)" if d.get("milp_proved_optimal") else ""))
@@ -274,9 +281,8 @@ def main():
         out.append(f"auto/MILP step-time ratio where the MILP proved optimality: "
                    f"worst {worst[0]:.4f} at {gb(worst[1])} {UNIT[1]} over {len(ratios)} budgets")
     if have_milp:
-        notes = sorted({d.get("strategy_note", "").split("; does not fit")[0]
-                        for row in rows for st, d in [row["cells"]["milp"]]
-                        if d and milp_unsolved(d)})
+        notes = sorted({d["_declined"] for row in rows
+                        for st, d in [row["cells"]["milp"]] if milp_unsolved(d)})
         for n in notes:
             out.append(f"MILP note (n/s = not solved): {n}")
     print("\n".join(out))

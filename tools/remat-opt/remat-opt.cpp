@@ -75,6 +75,11 @@ static llvm::cl::opt<std::string>
 static llvm::cl::opt<double>
     milpSecondsFlag("milp-seconds", llvm::cl::desc("MILP time limit"),
                     llvm::cl::init(10.0), llvm::cl::cat(planCategory));
+static llvm::cl::opt<bool> reportFloorFlag(
+    "report-floor",
+    llvm::cl::desc("Also find the smallest budget that works "
+                   "(minimum_feasible_bytes) when the budget fits"),
+    llvm::cl::cat(planCategory));
 static llvm::cl::opt<std::string> costTableFlag(
     "cost-table", llvm::cl::desc("JSON file of measured per-op times"),
     llvm::cl::cat(planCategory));
@@ -195,6 +200,7 @@ int main(int argc, char **argv) {
     plan.strategy = strategyFlag;
     plan.target = targetFlag;
     plan.milpSeconds = milpSecondsFlag;
+    plan.reportFloor = reportFloorFlag;
     plan.costTable = costTableFlag;
     plan.workspace = workspaceFlag;
     remat::AutodiffOptions &autodiff = command.autodiff;

@@ -438,18 +438,24 @@ RematPlan solveMilp(const RematProblem &problem, const MilpOptions &options,
   ForwardInfo info = analyzeForward(problem);
   const int n = info.n;
   RematPlan fallback = warm ? *warm : planNone(problem);
-  auto giveUp = [&](const std::string &why) {
+  // `solved` = false: the MILP has no answer of its own (RematPlan::declined).
+  auto giveUp = [&](const std::string &why, bool solved = true) {
     RematPlan plan = fallback;
     plan.provedOptimal = false;
     plan.optimalityGap = 0;
     plan.note = why;
+    plan.declined = solved ? "" : why;
     finish(problem, plan, "milp", watch.seconds());
     return plan;
   };
-  if (n > options.maxNodes)
-    return giveUp("graph too big for the MILP (" + std::to_string(n) +
-                  " nodes > " + std::to_string(options.maxNodes) +
-                  "); returned without solving");
+  if (n > options.maxNodes) {
+    RematPlan plan = giveUp("graph too big for the MILP (" +
+                                std::to_string(n) + " nodes > " +
+                                std::to_string(options.maxNodes) + ")",
+                            /*solved=*/false);
+    plan.note += "; returned without solving";
+    return plan;
+  }
   if (n == 0)
     return giveUp("MILP: empty graph");
   if (problem.budgetBytes > 0 && problem.budgetBytes < problem.fixedBytes)
@@ -528,13 +534,20 @@ RematPlan solveMilp(const RematProblem &problem, const MilpOptions &options,
 
   const double *sol = model.bestSolution();
   if (model.isProvenInfeasible() && !sol) {
-    RematPlan plan = giveUp("MILP: proven infeasible: no plan in the "
-                            "Checkmate space fits the budget");
-    return plan;
+    // An answer ("nothing fits"), unless the fallback fits after all: then
+    // returning it would pass another strategy's plan off as the MILP's.
+    return giveUp("MILP: proven infeasible: no plan in the Checkmate space "
+                  "fits the budget",
+                  /*solved=*/!fits(problem, fallback));
   }
-  if (!sol)
-    return giveUp("MILP: no feasible solution found within " +
-                  std::to_string(options.timeLimitSeconds) + " s");
+  if (!sol) {
+    char limit[32];
+    std::snprintf(limit, sizeof limit, "%g", options.timeLimitSeconds);
+    return giveUp("MILP: no feasible solution found within the time limit (" +
+                      std::string(limit) + " s, " + std::to_string(n) +
+                      " nodes)",
+                  /*solved=*/false);
+  }
 
   RematPlan plan;
   for (int t = 0; t < n; ++t)
@@ -544,7 +557,8 @@ RematPlan solveMilp(const RematProblem &problem, const MilpOptions &options,
   std::string error;
   if (!simulate(problem, plan, error))
     return giveUp("MILP: internal error, solution is not a valid sequence: " +
-                  error);
+                      error,
+                  /*solved=*/false);
   double obj = model.getObjValue();
   double bound = model.getBestPossibleObjValue();
   plan.provedOptimal = model.isProvenOptimal();

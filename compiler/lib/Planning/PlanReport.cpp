@@ -56,7 +56,8 @@ void printPlanReport(const PlanReport &r, llvm::raw_ostream &os) {
      << formatBytes(r.budgetBytes) << " (" << r.strategy << " strategy, "
      << r.target << " target)\n";
   if (!r.feasible)
-    os << "  minimum feasible budget: " << formatBytes(r.minimumFeasibleBytes)
+    os << "  minimum feasible budget: "
+       << formatBytes(r.minimumFeasibleBytes.value_or(r.peakBytes))
        << "\n  why: " << r.infeasibleReason << "\n";
   os << "\nSummary\n";
   row("parameters", std::to_string(r.parameterCount) + " (" +
@@ -95,6 +96,13 @@ void printPlanReport(const PlanReport &r, llvm::raw_ostream &os) {
                   r.baselineStepSeconds) +
           " of time");
   row("memory saved", formatBytes(std::max<int64_t>(0, r.baselinePeakBytes - r.peakBytes)));
+  if (r.feasible)
+    row("minimum feasible budget",
+        r.minimumFeasibleBytes
+            ? formatBytes(*r.minimumFeasibleBytes) +
+                  " (lowest peak of the floor search)"
+            : std::string("not searched (the budget fits; --report-floor "
+                          "searches it)"));
   if (r.strategy == "milp")
     row("MILP", std::string(r.milpProvedOptimal ? "optimal" : "not proven optimal") +
                     ", gap " + percent(r.milpGap, 1));
@@ -131,7 +139,11 @@ void printPlanReportJson(const PlanReport &r, llvm::raw_ostream &os) {
       {"baseline_peak_bytes", r.baselinePeakBytes},
       {"simulated_peak_bytes", r.simulatedPeakBytes},
       {"plain_order_peak_bytes", r.plainOrderPeakBytes},
-      {"minimum_feasible_bytes", r.minimumFeasibleBytes},
+      // null when the floor search did not run (the budget fits and
+      // --report-floor was not given).
+      {"minimum_feasible_bytes",
+       r.minimumFeasibleBytes ? llvm::json::Value(*r.minimumFeasibleBytes)
+                              : llvm::json::Value(nullptr)},
       {"lower_bound_bytes", r.lowerBoundBytes},
       {"arena_bytes", r.arenaBytes},
       {"fragmentation", r.fragmentation},

@@ -100,7 +100,8 @@ std::string explainInfeasible(const PlanReport &report,
     why = buffer;
   } else {
     why = "the lowest peak any strategy reached is " +
-          formatBytes(report.minimumFeasibleBytes) + " (persistent " +
+          formatBytes(report.minimumFeasibleBytes.value_or(report.peakBytes)) +
+          " (persistent " +
           formatBytes(report.persistentBytes) + " + activations that cannot "
           "be recomputed)";
   }
@@ -190,6 +191,13 @@ FailureOr<PlanReport> planTrainStep(func::FuncOp func, const CostModel &costMode
   for (int attempt = 0; attempt < 6; ++attempt) {
     chosen = plan::runStrategy(options.strategy, graph.problem,
                                strategyOptions);
+    // A strategy that made no plan of its own (the MILP over its size or
+    // time limit) is an error, not its fallback plan under its name.
+    if (!chosen.declined.empty())
+      return func.emitError("remat-plan: --strategy ")
+                 << report.strategy
+                 << " cannot plan this step: " << chosen.declined,
+             failure();
     // Each retry gets auto's full work limit (a retry with less search finds
     // worse plans near the floor), but all attempts together at most three
     // times it, which bounds the planner's time.
@@ -212,10 +220,28 @@ FailureOr<PlanReport> planTrainStep(func::FuncOp func, const CostModel &costMode
   }
   graph.problem.budgetBytes = options.budgetBytes;
   int64_t chosenPeak = planPeak(chosen);
-  report.minimumFeasibleBytes = chosenPeak;
+  // The floor search: the least memory the strategy, all and sqrt reach,
+  // measured like the planned peak (persistent + arena + workspace). When
+  // the budget does not fit, the strategy's plan is already its
+  // lowest-memory one; asked for, it also runs on a budget that fits, with
+  // an impossible budget (1 byte) so that each strategy minimises its peak.
+  if (chosenPeak <= options.budgetBytes && options.reportFloor) {
+    plan::RematProblem floorProblem = graph.problem;
+    floorProblem.budgetBytes = 1;
+    for (plan::Strategy s :
+         {options.strategy, plan::Strategy::All, plan::Strategy::Sqrt}) {
+      plan::RematPlan p =
+          plan::runStrategy(s, floorProblem, options.strategyOptions);
+      if (!plan::simulate(floorProblem, p, error))
+        continue;
+      const int64_t peak = planPeak(p);
+      report.minimumFeasibleBytes =
+          std::min(report.minimumFeasibleBytes.value_or(peak), peak);
+    }
+  }
   if (chosenPeak > options.budgetBytes) {
-    // The least memory any strategy reaches, measured like the planned peak
-    // (persistent + arena + workspace), for the error message. auto's
+    report.minimumFeasibleBytes = chosenPeak;
+    // The floor search for the error message (see above). auto's
     // search budgets simulated live bytes, so near the floor its plan's
     // arena can miss a budget that sqrt's or all's arena meets: auto then
     // takes the fastest of those that fits, never doing worse than them;
@@ -228,7 +254,8 @@ FailureOr<PlanReport> planTrainStep(func::FuncOp func, const CostModel &costMode
       if (!plan::simulate(graph.problem, p, error))
         continue;
       const int64_t peak = planPeak(p);
-      report.minimumFeasibleBytes = std::min(report.minimumFeasibleBytes, peak);
+      report.minimumFeasibleBytes =
+          std::min(*report.minimumFeasibleBytes, peak);
       if (options.strategy != plan::Strategy::Auto)
         continue;
       const bool fits = peak <= options.budgetBytes;

@@ -40,12 +40,9 @@ cudaStream_t testStream() {
 
 } // namespace
 
-bool deviceAvailable() {
-  static const bool available = [] {
-    int count = 0;
-    return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
-  }();
-  return available;
+const cuda::DeviceProbe &deviceProbe() {
+  static const cuda::DeviceProbe probe = cuda::probeDevices();
+  return probe;
 }
 
 void bindContext(size_t bytes) {

@@ -6,7 +6,8 @@
 // bitwise where the computation is the same sequence of IEEE operations
 // (data movement, casts, dropout, optimizers, pooling) and within a
 // tolerance elsewhere. Every test skips ("no CUDA device") when the machine
-// has no GPU, so the binary builds and runs everywhere.
+// has no GPU (or no driver), so the binary builds and runs everywhere; any
+// other CUDA error at start-up fails every test with the error's name.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,6 +18,7 @@
 
 #include "remat/runtime/Kernels.h"
 #include "remat/runtime/cuda/CudaKernels.h"
+#include "remat/runtime/cuda/DeviceProbe.h"
 
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
@@ -36,7 +38,8 @@ inline double tolerance(DType dtype) {
   return dtype == DType::F64 ? 1e-12 : 1e-5;
 }
 
-bool deviceAvailable();
+/// cudaGetDeviceCount's answer, asked once.
+const cuda::DeviceProbe &deviceProbe();
 
 constexpr size_t kDefaultWorkspaceBytes = size_t(64) << 20;
 /// Binds the kernels to the tests' stream and a workspace of `bytes`
@@ -66,12 +69,17 @@ private:
   TensorView view_;
 };
 
-/// The fixture of every CUDA test: skips without a GPU, binds the context.
+/// The fixture of every CUDA test: skips without a GPU, fails on a broken
+/// CUDA install, binds the context.
 class CudaTest : public ::testing::Test {
 protected:
   void SetUp() override {
-    if (!deviceAvailable())
-      GTEST_SKIP() << "no CUDA device";
+    const cuda::DeviceProbe &probe = deviceProbe();
+    if (probe.status == cuda::DeviceStatus::Absent)
+      GTEST_SKIP() << "no CUDA device"
+                   << (probe.error.empty() ? "" : " (" + probe.error + ")");
+    ASSERT_EQ(probe.status, cuda::DeviceStatus::Available)
+        << "cudaGetDeviceCount failed: " << probe.error;
     bindContext();
   }
 };

@@ -63,6 +63,10 @@ struct RematPlan {
   double optimalityGap = 0;
   /// Human-readable note ("MILP: 412 nodes exceed the 300-node limit").
   std::string note;
+  /// Non-empty when the strategy made no plan of its own and returned its
+  /// fallback (the MILP over its size limit, or out of time without a
+  /// solution): why, in one line. Drivers asked for that strategy refuse.
+  std::string declined;
   /// Filled by the strategies (Strategies.h): whether peakBytes is within
   /// the budget (always true when budgetBytes <= 0, i.e. unbounded), the
   /// planner's wall time, and which strategy (and variant) made the plan.

@@ -19,6 +19,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
 #include <map>
+#include <optional>
 #include <string>
 
 namespace remat {
@@ -37,6 +38,10 @@ struct PlannerOptions {
   /// The optimizer, for the infeasibility explanation ("x 16 bytes with
   /// Adam").
   std::string optimizer;
+  /// Run the floor search (PlanReport::minimumFeasibleBytes) even when the
+  /// budget fits. It always runs when the budget does not fit; elsewhere it
+  /// costs about as much as planning at the floor (seconds on big models).
+  bool reportFloor = false;
 };
 
 /// Everything DESIGN.md's "What every plan reports" lists. Byte figures are
@@ -55,7 +60,11 @@ struct PlanReport {
   /// the arena layout); detail only: feasible and peakBytes use the arena.
   int64_t simulatedPeakBytes = 0;
   int64_t plainOrderPeakBytes = 0;  // before remat-schedule-updates
-  int64_t minimumFeasibleBytes = 0; // lowest peak any strategy reached
+  /// The floor search's result: the lowest whole-step peak (measured like
+  /// peakBytes) among the strategy's, all's and sqrt's lowest-memory plans,
+  /// i.e. the smallest budget known to work. Searched when the budget does
+  /// not fit or PlannerOptions::reportFloor; otherwise unset.
+  std::optional<int64_t> minimumFeasibleBytes;
   int64_t persistentBytes = 0;
   int64_t workspaceBytes = 0;
   int64_t arenaBytes = 0;

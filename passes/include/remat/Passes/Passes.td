@@ -94,6 +94,9 @@ def PlanTrainStep : Pass<"remat-plan", "mlir::ModuleOp"> {
            "Cost-model target: h100, h200, a100 or cpu">,
     Option<"milpSeconds", "milp-seconds", "double", "10.0",
            "Time limit of the MILP solver">,
+    Option<"reportFloor", "report-floor", "bool", "false",
+           "Also find the smallest budget that works (minimum_feasible_bytes) "
+           "when the budget fits; it is always found when it does not">,
     Option<"costTable", "cost-table", "std::string", "\"\"",
            "JSON file of measured per-op times that replace estimates">,
     Option<"workspace", "workspace", "std::string", "\"\"",
