@@ -64,15 +64,16 @@ template <typename Run, typename Scratch = NoScratch> struct KernelRef {
   Run run;
   Scratch scratch;
 };
-template <typename Run> KernelRef(const char *, Run) -> KernelRef<Run>;
 template <typename Run, typename Scratch>
 KernelRef(const char *, Run, Scratch) -> KernelRef<Run, Scratch>;
 
 #define REMAT_KERNEL(NAME)                                                     \
   ::remat::KernelRef {                                                         \
-    #NAME, [](auto &&...args) {                                                \
-      ::remat::rt::NAME(std::forward<decltype(args)>(args)...);                \
-    }                                                                          \
+    #NAME,                                                                     \
+        [](auto &&...args) {                                                   \
+          ::remat::rt::NAME(std::forward<decltype(args)>(args)...);            \
+        },                                                                     \
+        ::remat::NoScratch {}                                                  \
   }
 
 /// A kernel that takes scratch from the workspace: rt::NAME##ScratchBytes

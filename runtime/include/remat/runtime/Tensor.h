@@ -72,8 +72,18 @@ class TensorViewList {
 public:
   TensorViewList(const std::vector<TensorView> &views)
       : data_(views.data()), size_(views.size()) {}
+  // The array behind a braced argument lives to the end of the
+  // full-expression holding the call, i.e. as long as the kernel uses the
+  // list; GCC warns about keeping the pointer regardless.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Winit-list-lifetime"
+#endif
   TensorViewList(std::initializer_list<TensorView> views)
       : data_(views.begin()), size_(views.size()) {}
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
