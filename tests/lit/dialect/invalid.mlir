@@ -83,3 +83,12 @@ func.func @slice_unnormalised(%a: tensor<8xf32>) -> tensor<2xf32> {
 func.func @bad_role(%x: tensor<4xf32> {remat.role = "weight"}) -> tensor<4xf32> {
   return %x : tensor<4xf32>
 }
+
+// -----
+
+// The runtime keeps shapes inline, at most 8 dims.
+func.func @rank_nine(%a: tensor<1x1x1x1x1x1x1x1x2xf32>) -> tensor<1x1x1x1x1x1x1x1x2xf32> {
+  // expected-error@+1 {{operand #0 must be ranked tensor (rank <= 8) of}}
+  %0 = remat.relu %a : (tensor<1x1x1x1x1x1x1x1x2xf32>) -> tensor<1x1x1x1x1x1x1x1x2xf32>
+  return %0 : tensor<1x1x1x1x1x1x1x1x2xf32>
+}

@@ -47,10 +47,17 @@ def Remat_Float : AnyTypeOf<[F16, BF16, F32, F64]>;
 def Remat_Int : AnyTypeOf<[I1, I8, UI8, I32, I64]>;
 def Remat_Element : AnyTypeOf<[F16, BF16, F32, F64, I1, I8, UI8, I32, I64]>;
 
-def Remat_Tensor : RankedTensorOf<[Remat_Element]>;
-def Remat_FloatTensor : RankedTensorOf<[Remat_Float]>;
-def Remat_BoolTensor : RankedTensorOf<[I1]>;
-def Remat_IndexTensor : RankedTensorOf<[I32, I64]>;
-def Remat_ArithTensor : RankedTensorOf<[F16, BF16, F32, F64, I32, I64]>;
+// The runtime keeps shapes inline, at most 8 dims (kMaxRank in
+// runtime/include/remat/runtime/InlineVector.h): the verifier refuses more,
+// so a model that needs it fails at import, naming the op, not in a kernel.
+def Remat_RankAtMost8 : CPred<"::llvm::cast<::mlir::ShapedType>($_self).getRank() <= 8">;
+class Remat_TensorOf<list<Type> types>
+    : RankedTensorOf<types, [Remat_RankAtMost8], "ranked tensor (rank <= 8)">;
+
+def Remat_Tensor : Remat_TensorOf<[Remat_Element]>;
+def Remat_FloatTensor : Remat_TensorOf<[Remat_Float]>;
+def Remat_BoolTensor : Remat_TensorOf<[I1]>;
+def Remat_IndexTensor : Remat_TensorOf<[I32, I64]>;
+def Remat_ArithTensor : Remat_TensorOf<[F16, BF16, F32, F64, I32, I64]>;
 
 #endif // REMAT_DIALECT

@@ -79,7 +79,7 @@ def Remat_ConvBackwardFilterOp : Remat_GradOp<"conv_backward_filter"> {
 
 def Remat_MaxPoolBackwardOp : Remat_GradOp<"max_pool_backward"> {
   let summary = "scatter-add of dy to the argmax positions max_pool recorded";
-  let arguments = (ins Remat_FloatTensor:$output_grad, RankedTensorOf<[I64]>:$indices);
+  let arguments = (ins Remat_FloatTensor:$output_grad, Remat_TensorOf<[I64]>:$indices);
   let results = (outs Remat_FloatTensor:$input_grad);
 }
 

@@ -312,7 +312,7 @@ def Remat_MaxPoolOp : Remat_Op<"max_pool", [Remat_Differentiable, Pure, InferTyp
                    DenseI64ArrayAttr:$pads, DenseI64ArrayAttr:$dilations,
                    DefaultValuedAttr<BoolAttr, "false">:$ceil_mode);
   let results = (outs Remat_FloatTensor:$output,
-                 RankedTensorOf<[I64]>:$indices);
+                 Remat_TensorOf<[I64]>:$indices);
 }
 
 def Remat_AveragePoolOp : Remat_Op<"average_pool", [Remat_Differentiable, Pure, InferTypeOpAdaptor], Remat_CustomFlops> {

@@ -22,7 +22,7 @@ def Remat_SgdMomentumOp : Remat_Op<"sgd_momentum", [Remat_InPlaceElementwise, Re
                    "new_momentum_buffer"]>], Remat_CustomFlops> {
   let summary = "torch.optim.SGD with momentum (optionally Nesterov)";
   let arguments = (ins Remat_FloatTensor:$param, Remat_FloatTensor:$grad,
-                   Remat_FloatTensor:$momentum_buffer, RankedTensorOf<[I64]>:$step,
+                   Remat_FloatTensor:$momentum_buffer, Remat_TensorOf<[I64]>:$step,
                    F64Attr:$lr, F64Attr:$momentum,
                    DefaultValuedAttr<F64Attr, "0.0">:$dampening,
                    DefaultValuedAttr<F64Attr, "0.0">:$weight_decay,
@@ -37,7 +37,7 @@ def Remat_AdamOp : Remat_Op<"adam", [Remat_InPlaceElementwise, Remat_OptimizerUp
   let summary = "torch.optim.Adam, or AdamW with decoupled = true";
   let arguments = (ins Remat_FloatTensor:$param, Remat_FloatTensor:$grad,
                    Remat_FloatTensor:$exp_avg, Remat_FloatTensor:$exp_avg_sq,
-                   RankedTensorOf<[I64]>:$step,
+                   Remat_TensorOf<[I64]>:$step,
                    F64Attr:$lr, F64Attr:$beta1, F64Attr:$beta2, F64Attr:$eps,
                    DefaultValuedAttr<F64Attr, "0.0">:$weight_decay,
                    DefaultValuedAttr<BoolAttr, "false">:$decoupled);
