@@ -308,7 +308,7 @@ int runTraining(MLIRContext &context, const Options &options) {
                       "weights into");
     NamedTensors trained = params;
     trained.insert(updatedBuffers.begin(), updatedBuffers.end());
-    rt::saveWeights(loaded.weights.model, loaded.weights.modelDir, trained,
+    rt::saveWeights(loaded.weights.modelPath, loaded.weights.modelDir, trained,
                     train.saveWeights);
     std::cout << "weights written to " << train.saveWeights << std::endl;
   }
