@@ -9,6 +9,7 @@
 
 #include "OpScratch.h"
 
+#include "remat/Interpreter/TensorConversion.h"
 #include "remat/Target/KernelBindings.h"
 
 #include <algorithm>
@@ -18,34 +19,20 @@ using namespace mlir;
 namespace remat {
 namespace {
 
-rt::DType dtypeOf(Type element) {
-  if (element.isF64())
-    return rt::DType::F64;
-  if (element.isF16())
-    return rt::DType::F16;
-  if (element.isBF16())
-    return rt::DType::BF16;
-  if (element.isInteger(1))
-    return rt::DType::Bool;
-  if (element.isInteger(64))
-    return rt::DType::I64;
-  if (element.isInteger(32))
-    return rt::DType::I32;
-  if (element.isInteger(8))
-    return rt::DType::I8;
-  return rt::DType::F32;
-}
-
 /// A view with the value's dtype and shape and no data: what the scratch
 /// functions read. An absent optional value is an empty view.
 rt::TensorView view(Value value) {
   if (!value)
     return rt::TensorView();
   auto type = cast<ShapedType>(value.getType());
+  // Not dtypeOf()/shapeOf(): they throw, and a pass must not. The dialect's
+  // types all have a runtime dtype.
+  const rt::DType dtype =
+      dtypeFromType(type.getElementType()).value_or(rt::DType::F32);
   rt::Shape shape(type.getShape().begin(), type.getShape().end());
   // Non-null so that the view does not read as absent; never dereferenced.
   static char marker;
-  return rt::TensorView(dtypeOf(type.getElementType()), shape, &marker);
+  return rt::TensorView(dtype, shape, &marker);
 }
 
 /// Evaluates a kernel binding to the bytes of scratch its call takes.
