@@ -127,8 +127,13 @@ FailureOr<PlanReport> planTrainStep(func::FuncOp func, const CostModel &costMode
   report.target = costModel.getTarget().name.str();
   report.budgetBytes = options.budgetBytes;
   // The workspace holds the runtime's reserve (--workspace: cuBLAS on GPU
-  // targets) and the scratch of the op that needs most.
-  const int64_t workspaceBytes = options.workspaceBytes + maxOpScratchBytes(func);
+  // targets) and, on the CPU, the scratch of the op that needs most. The
+  // scratch figures are the CPU kernels' (KernelScratch.h); the CUDA kernels
+  // take theirs from the reserve and split work to fit it, so GPU targets
+  // count the reserve alone.
+  const bool cpuKernels = costModel.getTarget().name == "cpu";
+  const int64_t workspaceBytes =
+      options.workspaceBytes + (cpuKernels ? maxOpScratchBytes(func) : 0);
   report.workspaceBytes = workspaceBytes;
   report.plainOrderPeakBytes = options.plainOrderPeakBytes;
   report.parameterCount = parameterElements(func, report.parameterBytes);
