@@ -13,6 +13,10 @@
 
 namespace remat::onnximport {
 
+/// True when the linked ONNX library knows every operator version the model
+/// uses (so its checker and shape inference judge the model correctly).
+bool libraryKnowsModel(const onnx::ModelProto &model);
+
 /// Runs ONNX shape inference in place; false with a one-line error.
 bool inferShapes(onnx::ModelProto &model, std::string &error);
 

@@ -577,10 +577,23 @@ std::optional<std::vector<int64_t>> NodeImporter::splitSizes(int64_t dim) {
     sizes = *v;
   }
   int64_t parts = numOutputs();
+  if (ic.opset >= 18 && has(1) == hasAttr("num_outputs")) {
+    // Split-18: the sizes come from exactly one of the two.
+    (void)fail(has(1) ? "takes the 'split' input or the 'num_outputs' "
+                        "attribute, not both"
+                      : "needs the 'split' input or the 'num_outputs' "
+                        "attribute (opset 18)");
+    return std::nullopt;
+  }
   if (sizes.empty()) {
     auto numOut = attrInt("num_outputs", parts);
     if (!numOut)
       return std::nullopt;
+    if (*numOut != parts) {
+      (void)fail("num_outputs is " + llvm::Twine(*numOut) + " but the node has " +
+                 llvm::Twine(parts) + " outputs");
+      return std::nullopt;
+    }
     parts = *numOut;
     if (parts <= 0) {
       (void)fail("split needs at least one output");

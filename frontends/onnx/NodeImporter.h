@@ -12,6 +12,7 @@
 #define REMAT_FRONTEND_ONNX_NODEIMPORTER_H
 
 #include "ImportContext.h"
+#include "OnnxSchemas.h"
 
 #include "llvm/ADT/StringMap.h"
 
@@ -114,8 +115,6 @@ using OpHandler = mlir::LogicalResult (*)(NodeImporter &);
 /// Op type -> importer, default ONNX domain.
 const llvm::StringMap<OpHandler> &opHandlers();
 
-/// The ONNX training domain (Gradient and the optimizers), opset 1.
-constexpr const char *kTrainingDomain = "ai.onnx.preview.training";
 /// Op type -> importer, domain ai.onnx.preview.training
 /// (TrainingOpImporters.cpp).
 const llvm::StringMap<OpHandler> &trainingOpHandlers();

@@ -9,6 +9,7 @@
 
 #include "remat/Frontend/OnnxImporter.h"
 
+#include "FunctionInlining.h"
 #include "ImportContext.h"
 #include "ModelLoading.h"
 #include "NodeImporter.h"
@@ -54,8 +55,18 @@ std::string nodeLabel(const onnx::NodeProto &node, int index) {
                              : "'" + node.name() + "'";
 }
 
-bool isDefaultDomain(const std::string &domain) {
-  return domain.empty() || domain == "ai.onnx";
+/// Why a whole domain is refused, for the domains exporters write.
+std::string domainHint(llvm::StringRef domain) {
+  if (domain == "com.microsoft")
+    return " (com.microsoft holds onnxruntime's contrib ops, which graph "
+           "optimizations write; export the model without them)";
+  if (domain.starts_with("pkg.onnxscript"))
+    return " (an onnxscript library function the model does not define; "
+           "export with the functions inlined or included in the model)";
+  if (!isDefaultDomain(domain) && domain != kTrainingDomain)
+    return " (only the ai.onnx and ai.onnx.preview.training domains and the "
+           "model's own functions are supported)";
+  return "";
 }
 
 /// The handler table for a node's domain, or null for an unsupported domain.
@@ -117,7 +128,7 @@ bool GraphImporter::checkSupported() {
     ic.error("node " + nodeLabel(node, i) + " (" + node.op_type() +
              ", domain " +
              (node.domain().empty() ? std::string("ai.onnx") : node.domain()) +
-             "): unsupported op");
+             "): unsupported op" + domainHint(node.domain()));
     ok = false;
   }
   return ok;
@@ -181,6 +192,12 @@ bool GraphImporter::bindShapes(onnx::ModelProto &copy) {
     for (int64_t d : shape)
       shapeProto->add_dim()->set_dim_value(d);
   }
+  // ONNX shape inference cross-checks the importer's own shapes where the
+  // linked library knows every operator version; newer models rely on the
+  // importer's inference alone.
+  if (!libraryKnowsModel(ic.model))
+    return true;
+  copy.set_ir_version(std::min<int64_t>(copy.ir_version(), onnx::Version::IR_VERSION));
   std::string error;
   if (!inferShapes(copy, error)) {
     ic.error(error);
@@ -501,6 +518,17 @@ OwningOpRef<ModuleOp> importOnnxModel(MLIRContext &context,
                                       llvm::StringRef path,
                                       const OnnxImportOptions &options) {
   try {
+    if (model.functions_size() > 0) {
+      // Models read by loadOnnxModel arrive inlined; others are inlined here.
+      onnx::ModelProto inlined(model);
+      std::string error;
+      if (!inlineLocalFunctions(inlined, error)) {
+        llvm::errs() << "error: " << path << ": " << error << "\n";
+        return nullptr;
+      }
+      GraphImporter importer(context, inlined, path, options);
+      return importer.run();
+    }
     GraphImporter importer(context, model, path, options);
     return importer.run();
   } catch (const std::exception &e) {

@@ -106,6 +106,17 @@ LogicalResult importWhere(NodeImporter &n) {
   return emit(n, n.ic.create<WhereOp>(n.loc, c, x, y), "remat.where");
 }
 
+/// Output 0 of `n` is `x` converted to `element` (an alias when it already is).
+LogicalResult castTo(NodeImporter &n, Value x, Type element) {
+  if (typeOf(x).getElementType() == element) {
+    n.outAlias(0, n.inName(0));
+    return success();
+  }
+  return emit(n,
+              n.ic.createTyped<CastOp>(n.loc, typeOf(x).clone(element), x),
+              "remat.cast");
+}
+
 LogicalResult importCast(NodeImporter &n) {
   Value x = n.in(0, "input");
   auto to = n.attrInt("to", -1);
@@ -114,14 +125,16 @@ LogicalResult importCast(NodeImporter &n) {
   auto dtype = dtypeFromOnnxType(*to);
   if (!dtype)
     return n.fail("unsupported target type " + Twine(*to));
-  Type element = elementTypeFor(&n.ic.ctx, *dtype);
-  if (typeOf(x).getElementType() == element) {
-    n.outAlias(0, n.inName(0));
-    return success();
-  }
-  return emit(n,
-              n.ic.createTyped<CastOp>(n.loc, typeOf(x).clone(element), x),
-              "remat.cast");
+  return castTo(n, x, elementTypeFor(&n.ic.ctx, *dtype));
+}
+
+/// CastLike (opset 15): Cast to the element type of input 'target_type'.
+LogicalResult importCastLike(NodeImporter &n) {
+  Value x = n.in(0, "input");
+  Value like = x ? n.in(1, "target_type") : Value();
+  if (!like)
+    return failure();
+  return castTo(n, x, typeOf(like).getElementType());
 }
 
 LogicalResult importDropout(NodeImporter &n) {
@@ -919,6 +932,7 @@ const llvm::StringMap<OpHandler> &opHandlers() {
       {"Not", unary<NotOp>},
       {"Where", importWhere},
       {"Cast", importCast},
+      {"CastLike", importCastLike},
       {"Identity", importIdentity},
       {"Dropout", importDropout},
       // Linear algebra.

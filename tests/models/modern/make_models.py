@@ -1,0 +1,129 @@
+#!/usr/bin/env python3
+"""Builds the small IR-10 / opset-18+ models of tests/lit/import/modern-onnx.test.
+
+Run with the pinned onnx of tools/install-test-data.sh:
+  .cache/onnx-testdata/bin/python tests/models/modern/make_models.py
+The .onnx files (a few hundred bytes each) are committed next to this script.
+"""
+
+import os
+
+import numpy as np
+import onnx
+from onnx import TensorProto as T
+from onnx import helper as h
+from onnx import numpy_helper
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def save(model, name, check=True):
+    if check:
+        onnx.checker.check_model(model)
+    onnx.save(model, os.path.join(HERE, name))
+
+
+def tin(name, shape, dtype=T.FLOAT):
+    return h.make_tensor_value_info(name, dtype, shape)
+
+
+def tout(name, rank=1, dtype=T.FLOAT):
+    """A graph output of known rank and unknown dims (the importer decides)."""
+    return h.make_tensor_value_info(name, dtype, [f"{name}_{i}" for i in range(rank)])
+
+
+def model(nodes, inputs, outputs, opset=18, ir=10, inits=(), functions=(),
+          extra_opsets=()):
+    graph = h.make_graph(nodes, "g", inputs, outputs, list(inits))
+    return h.make_model(graph, ir_version=ir, functions=list(functions),
+                        opset_imports=[h.make_opsetid("", opset)] +
+                        [h.make_opsetid(d, v) for d, v in extra_opsets])
+
+
+def i64(name, values):
+    return numpy_helper.from_array(np.array(values, dtype=np.int64), name)
+
+
+# Opset 18 reductions and Split take axes/num_outputs as PyTorch 2.x writes.
+save(model([h.make_node("ReduceMean", ["x", "axes"], ["m"], name="mean", keepdims=0),
+            h.make_node("ReduceSum", ["x", "axes"], ["s"], name="sum", keepdims=1),
+            h.make_node("ReduceMax", ["x"], ["mx"], name="max_all", keepdims=0),
+            h.make_node("Split", ["x"], ["a", "b"], name="split", axis=2, num_outputs=2),
+            h.make_node("CastLike", ["a", "x"], ["c"], name="castlike")],
+           [tin("x", [2, 3, 4])], [tout("m", 2), tout("s", 3), tout("mx", 0), tout("c", 3), tout("b", 3)],
+           inits=[i64("axes", [1])]), "opset18_reductions.onnx")
+
+# Split-18 with num_outputs not dividing the axis: the last chunk is smaller.
+save(model([h.make_node("Split", ["x"], ["a", "b", "c"], name="split3", axis=0, num_outputs=3)],
+           [tin("x", [7, 2])], [tout("a", 2), tout("b", 2), tout("c", 2)]), "split18_uneven.onnx")
+
+# Model-local functions as the dynamo exporter writes them: a function that
+# calls another, an attribute reference with a default (IR 10
+# attribute_proto) and one bound by the caller, and two calls of the same
+# function whose internal names must not clash.
+scale = h.make_function(
+    "pkg.test", "Scale", ["x"], ["y"],
+    [h.make_node("Constant", [], ["k"], value_float=2.0),
+     h.make_node("Mul", ["x", "k"], ["y"])],
+    [h.make_opsetid("", 18)])
+softmax = h.make_node("Softmax", ["t"], ["y"])
+softmax.attribute.append(h.make_attribute_ref("axis", onnx.AttributeProto.INT))
+act = h.make_function(
+    "pkg.test", "ScaledSoftmax", ["x"], ["y"],
+    [h.make_node("Scale", ["x"], ["t"], domain="pkg.test"), softmax],
+    [h.make_opsetid("", 18), h.make_opsetid("pkg.test", 1)],
+    attributes=[], attribute_protos=[h.make_attribute("axis", -1)])
+save(model([h.make_node("ScaledSoftmax", ["x"], ["t"], domain="pkg.test", name="first"),
+            h.make_node("ScaledSoftmax", ["t"], ["y"], domain="pkg.test", name="second",
+                        axis=0)],
+           [tin("x", [2, 3])], [tout("y", 2)], functions=[scale, act],
+           extra_opsets=[("pkg.test", 1)]), "functions.onnx")
+
+# A function that calls itself.
+rec = h.make_function("pkg.test", "Loop", ["x"], ["y"],
+                      [h.make_node("Loop", ["x"], ["y"], domain="pkg.test")],
+                      [h.make_opsetid("", 18), h.make_opsetid("pkg.test", 1)])
+save(model([h.make_node("Loop", ["x"], ["y"], domain="pkg.test", name="call")],
+           [tin("x", [2])], [tout("y")], functions=[rec],
+           extra_opsets=[("pkg.test", 1)]), "recursive_function.onnx", check=False)
+
+# A function whose body imports another ai.onnx opset than the model.
+old = h.make_function("pkg.test", "Old", ["x"], ["y"], [h.make_node("Relu", ["x"], ["y"])],
+                      [h.make_opsetid("", 13)])
+save(model([h.make_node("Old", ["x"], ["y"], domain="pkg.test", name="call")],
+           [tin("x", [2])], [tout("y")], functions=[old],
+           extra_opsets=[("pkg.test", 1)]), "function_opset_mismatch.onnx", check=False)
+
+# Beyond what the importer knows, and invalid by opset-18 rules.
+save(model([h.make_node("Relu", ["x"], ["y"])], [tin("x", [2])], [tout("y")], opset=30),
+     "opset30.onnx", check=False)
+save(model([h.make_node("Relu", ["x"], ["y"])], [tin("x", [2])], [tout("y")], ir=99),
+     "ir99.onnx", check=False)
+save(model([h.make_node("ReduceMean", ["x"], ["y"], name="mean", axes=[0])],
+           [tin("x", [2, 3])], [tout("y", 2)]), "reduce18_axes_attribute.onnx", check=False)
+save(model([h.make_node("Split", ["x"], ["a", "b"], name="split", axis=0)],
+           [tin("x", [4])], [tout("a"), tout("b")], opset=18), "split18_no_sizes.onnx",
+     check=False)
+save(model([h.make_node("FusedMatMul", ["x", "x"], ["y"], domain="com.microsoft", name="fused")],
+           [tin("x", [2, 2])], [tout("y", 2)], extra_opsets=[("com.microsoft", 1)]),
+     "contrib_op.onnx", check=False)
+
+# Reference outputs from ONNX's own evaluator (onnx.reference) on the model
+# inlined by ONNX's own inliner, for the models that run: remat-run, with its
+# own inlining, must match them.
+from onnx.inliner import inline_local_functions  # noqa: E402
+from onnx.reference import ReferenceEvaluator  # noqa: E402
+
+rng = np.random.default_rng(0)
+for name, shape in [("functions", (2, 3)), ("opset18_reductions", (2, 3, 4)),
+                    ("split18_uneven", (7, 2))]:
+    m = onnx.load(os.path.join(HERE, name + ".onnx"))
+    x = rng.standard_normal(shape).astype(np.float32)
+    outputs = ReferenceEvaluator(inline_local_functions(m)).run(None, {"x": x})
+    ds = os.path.join(HERE, name, "test_data_set_0")
+    os.makedirs(ds, exist_ok=True)
+    with open(os.path.join(ds, "input_0.pb"), "wb") as f:
+        f.write(numpy_helper.from_array(x, "x").SerializeToString())
+    for i, (value, out) in enumerate(zip(outputs, m.graph.output)):
+        with open(os.path.join(ds, f"output_{i}.pb"), "wb") as f:
+            f.write(numpy_helper.from_array(np.asarray(value), out.name).SerializeToString())
