@@ -15,6 +15,8 @@ PACKAGES=(
   libopenblas-dev
   # build and tests
   cmake ninja-build g++ clang ccache libgtest-dev python3
+  # a virtual environment for the PyPI test material (install-test-data.sh)
+  python3-venv
 )
 
 missing=()

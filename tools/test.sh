@@ -4,6 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/install-deps.sh
+bash tools/install-test-data.sh
 bash tools/build.sh
 cd "${BUILD_DIR:-build}"
 ctest --output-on-failure -j"$(nproc)" "$@"
