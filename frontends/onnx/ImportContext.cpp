@@ -97,6 +97,21 @@ const rt::Tensor *ImportContext::constant(const std::string &name,
   ValueEntry *entry = lookup(name);
   if (!entry)
     return nullptr;
+  // Integer initializers up to this many elements fold (shape arithmetic).
+  constexpr int64_t kFoldableInitializerElements = 4096;
+  if (!entry->constant && entry->proto && !required &&
+      entry->integerInitializer) {
+    int64_t numel = 1;
+    for (int64_t d : entry->proto->dims())
+      numel *= d;
+    if (numel <= kFoldableInitializerElements) {
+      entry->constant =
+          std::make_shared<rt::Tensor>(rt::tensorFromProto(*entry->proto, modelDir));
+      entry->foldable = true;
+      if (!entry->argName.empty())
+        usedAsConstant.insert(entry->argName);
+    }
+  }
   if (!entry->constant && entry->proto && required)
     entry->constant =
         std::make_shared<rt::Tensor>(rt::tensorFromProto(*entry->proto, modelDir));

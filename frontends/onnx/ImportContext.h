@@ -43,6 +43,9 @@ struct ValueEntry {
   /// nodes, folded results, Shape/Size). Weights and test-provided input
   /// values are only used where a compile-time value is required.
   bool foldable = false;
+  /// An integer initializer: exporters that fold constants store Reshape
+  /// targets and axes this way, so small ones fold like Constant nodes.
+  bool integerInitializer = false;
   /// Lazily decoded initializer / input value (see constant()).
   const onnx::TensorProto *proto = nullptr;
   /// The function argument index, or -1.

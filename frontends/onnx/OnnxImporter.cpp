@@ -48,6 +48,7 @@ struct ArgSpec {
   rt::DType dtype;
   std::vector<int64_t> shape;
   const onnx::TensorProto *proto = nullptr; // initializer or input value
+  bool initializer = false;
 };
 
 std::string nodeLabel(const onnx::NodeProto &node, int index) {
@@ -265,6 +266,7 @@ bool GraphImporter::collectArgs() {
     ArgSpec spec;
     spec.name = init.name();
     spec.proto = &init;
+    spec.initializer = true;
     auto dtype = dtypeFromOnnxType(init.data_type());
     if (!dtype) {
       ic.error("initializer '" + init.name() +
@@ -459,6 +461,7 @@ OwningOpRef<ModuleOp> GraphImporter::run() {
     e.proto = args[i].proto;
     e.argIndex = i;
     e.argName = args[i].name;
+    e.integerInitializer = args[i].initializer && !rt::isFloat(args[i].dtype);
   }
 
   if (!importNodes())

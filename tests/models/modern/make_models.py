@@ -79,6 +79,19 @@ save(model([h.make_node("ScaledSoftmax", ["x"], ["t"], domain="pkg.test", name="
            [tin("x", [2, 3])], [tout("y", 2)], functions=[scale, act],
            extra_opsets=[("pkg.test", 1)]), "functions.onnx")
 
+# Opset 23: Reshape, Transpose, Flatten, Unsqueeze and Shape at versions the
+# linked library does not know (they only gained storage types), so the
+# importer's own validation and shape rules carry the model.
+save(model([h.make_node("Transpose", ["x"], ["t"], name="transpose", perm=[1, 0, 2]),
+            h.make_node("Shape", ["t"], ["s"], name="shape", start=0, end=2),
+            h.make_node("Concat", ["s", "minus1"], ["target"], name="concat", axis=0),
+            h.make_node("Reshape", ["t", "target"], ["r"], name="reshape"),
+            h.make_node("Unsqueeze", ["r", "zero"], ["u"], name="unsqueeze"),
+            h.make_node("Flatten", ["u"], ["f"], name="flatten", axis=2),
+            h.make_node("Relu", ["f"], ["y"], name="relu")],
+           [tin("x", [2, 3, 4])], [tout("y", 2)], opset=23, ir=10,
+           inits=[i64("minus1", [-1]), i64("zero", [0])]), "opset23_shapes.onnx")
+
 # A function that calls itself.
 rec = h.make_function("pkg.test", "Loop", ["x"], ["y"],
                       [h.make_node("Loop", ["x"], ["y"], domain="pkg.test")],
@@ -116,7 +129,7 @@ from onnx.reference import ReferenceEvaluator  # noqa: E402
 
 rng = np.random.default_rng(0)
 for name, shape in [("functions", (2, 3)), ("opset18_reductions", (2, 3, 4)),
-                    ("split18_uneven", (7, 2))]:
+                    ("split18_uneven", (7, 2)), ("opset23_shapes", (2, 3, 4))]:
     m = onnx.load(os.path.join(HERE, name + ".onnx"))
     x = rng.standard_normal(shape).astype(np.float32)
     outputs = ReferenceEvaluator(inline_local_functions(m)).run(None, {"x": x})
