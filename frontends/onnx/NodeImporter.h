@@ -115,6 +115,10 @@ using OpHandler = mlir::LogicalResult (*)(NodeImporter &);
 /// Op type -> importer, default ONNX domain.
 const llvm::StringMap<OpHandler> &opHandlers();
 
+/// Op type -> importer for default-domain ops that import as a composition
+/// of dialect ops (ComposedOpImporters.cpp).
+const llvm::StringMap<OpHandler> &composedOpHandlers();
+
 /// Op type -> importer, domain ai.onnx.preview.training
 /// (TrainingOpImporters.cpp).
 const llvm::StringMap<OpHandler> &trainingOpHandlers();

@@ -85,7 +85,14 @@ OpHandler handlerFor(const onnx::NodeProto &node) {
   if (!table)
     return nullptr;
   auto it = table->find(node.op_type());
-  return it == table->end() ? nullptr : it->second;
+  if (it != table->end())
+    return it->second;
+  if (table == &opHandlers()) {
+    auto composed = composedOpHandlers().find(node.op_type());
+    if (composed != composedOpHandlers().end())
+      return composed->second;
+  }
+  return nullptr;
 }
 
 class GraphImporter {
