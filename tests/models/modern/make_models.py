@@ -140,3 +140,78 @@ for name, shape in [("functions", (2, 3)), ("opset18_reductions", (2, 3, 4)),
     for i, (value, out) in enumerate(zip(outputs, m.graph.output)):
         with open(os.path.join(ds, f"output_{i}.pb"), "wb") as f:
             f.write(numpy_helper.from_array(np.asarray(value), out.name).SerializeToString())
+
+# Training through the opset-23 compositions: RMSNormalization -> MatMul ->
+# RotaryEmbedding (3-D input, num_heads 2, position ids) -> weighted sum.
+# Reference gradients by central finite differences in float64 on
+# onnx.reference (independent of remat); remat-run --train checks its
+# float32 gradients and one SGD step against them.
+B, S, H, NH = 2, 4, 8, 2
+HALF = H // NH // 2
+positions = np.array([[0, 1, 2, 3], [3, 2, 1, 0]], dtype=np.int64)
+angles = np.arange(6)[:, None] * (1.0 / 10000 ** (np.arange(HALF) / HALF))[None, :]
+params = {"norm.scale": rng.uniform(0.5, 1.5, H), "proj.weight": rng.standard_normal((H, H)) / 3}
+buffers = {"rope.cos": np.cos(angles), "rope.sin": np.sin(angles),
+           "loss.weight": rng.standard_normal((B, S, H))}
+
+
+def rope_model(dtype):
+    np_dtype = np.float32 if dtype == T.FLOAT else np.float64
+    inits = []
+    for name, value in list(params.items()) + list(buffers.items()):
+        t = numpy_helper.from_array(value.astype(np_dtype), name)
+        t.doc_string = "role=parameter" if name in params else "role=buffer"
+        inits.append(t)
+    pos = numpy_helper.from_array(positions, "rope.positions")
+    pos.doc_string = "role=buffer"
+    inits.append(pos)
+    nodes = [
+        h.make_node("RMSNormalization", ["x", "norm.scale"], ["n"], name="norm", epsilon=1e-5),
+        h.make_node("MatMul", ["n", "proj.weight"], ["p"], name="proj"),
+        h.make_node("RotaryEmbedding", ["p", "rope.cos", "rope.sin", "rope.positions"], ["r"],
+                    name="rope", num_heads=NH),
+        h.make_node("Mul", ["r", "loss.weight"], ["w"], name="weigh"),
+        h.make_node("ReduceSum", ["w"], ["loss"], name="loss", keepdims=0),
+    ]
+    return model(nodes, [tin("x", [B, S, H], dtype)], [tout("loss", 0, dtype)], opset=23,
+                 inits=inits)
+
+
+save(rope_model(T.FLOAT), "rms_rope_train.onnx")
+x = rng.standard_normal((B, S, H))
+ref64 = rope_model(T.DOUBLE)
+
+
+def loss_of(values):
+    m = onnx.ModelProto()
+    m.CopyFrom(ref64)
+    for init in m.graph.initializer:
+        if init.name in values:
+            init.CopyFrom(numpy_helper.from_array(values[init.name], init.name))
+    return float(ReferenceEvaluator(m).run(None, {"x": x})[0])
+
+
+base = {k: v.astype(np.float64) for k, v in params.items()}
+ds = os.path.join(HERE, "rms_rope_train")
+for sub in ("test_data_set_0", "grad", "sgd"):
+    os.makedirs(os.path.join(ds, sub), exist_ok=True)
+with open(os.path.join(ds, "test_data_set_0", "input_0.pb"), "wb") as f:
+    f.write(numpy_helper.from_array(x.astype(np.float32), "x").SerializeToString())
+loss0 = loss_of(base)
+with open(os.path.join(ds, "test_data_set_0", "output_0.pb"), "wb") as f:
+    f.write(numpy_helper.from_array(np.array(loss0, dtype=np.float32), "loss").SerializeToString())
+step = 1e-6
+for name, value in base.items():
+    grad = np.zeros_like(value)
+    for idx in np.ndindex(value.shape):
+        up, down = dict(base), dict(base)
+        up[name] = value.copy()
+        up[name][idx] += step
+        down[name] = value.copy()
+        down[name][idx] -= step
+        grad[idx] = (loss_of(up) - loss_of(down)) / (2 * step)
+    for sub, tensor in (("grad", grad), ("sgd", value - 0.1 * grad)):
+        with open(os.path.join(ds, sub, name + ".pb"), "wb") as f:
+            f.write(numpy_helper.from_array(tensor.astype(np.float32), name).SerializeToString())
+with open(os.path.join(ds, "loss.txt"), "w") as f:
+    f.write(f"{loss0:.9g}\n")
