@@ -21,7 +21,7 @@ constexpr int kFunctionOverloadField = 13;         // FunctionProto.overload
 // Calls nest at most this deep, and the inlined graph stays below this many
 // nodes: a malicious model cannot make the importer loop or exhaust memory.
 constexpr int kMaxDepth = 64;
-constexpr size_t kMaxNodes = 4'000'000;
+constexpr size_t kMaxNodes = 1'000'000;
 
 std::vector<std::string> unknownStrings(const google::protobuf::Message &msg,
                                         int field) {
@@ -69,8 +69,12 @@ private:
                   const FunctionKey &key, std::vector<onnx::NodeProto> &out,
                   std::vector<FunctionKey> &stack, std::string &error);
 
+  size_t expandedSize(const google::protobuf::RepeatedPtrField<onnx::NodeProto> &nodes,
+                      std::set<FunctionKey> &active);
+
   onnx::ModelProto &model;
   std::map<FunctionKey, const onnx::FunctionProto *> functions;
+  std::map<FunctionKey, size_t> sizes;
   std::map<FunctionKey, std::vector<onnx::AttributeProto>> defaults;
   std::set<std::string> names;
   size_t nodeCount = 0;
@@ -255,11 +259,44 @@ bool Inliner::expandCall(const onnx::NodeProto &call,
   return true;
 }
 
+/// The number of nodes `nodes` expand to, saturating at kMaxNodes + 1,
+/// counted before any copying (memoized per function; recursion is reported
+/// by expand()).
+size_t Inliner::expandedSize(const google::protobuf::RepeatedPtrField<onnx::NodeProto> &nodes,
+                             std::set<FunctionKey> &active) {
+  size_t total = 0;
+  for (const auto &node : nodes) {
+    FunctionKey key{node.domain(), node.op_type(),
+                    unknownString(node, kNodeOverloadField)};
+    auto fn = functions.find(key);
+    size_t size = 1;
+    if (fn != functions.end() && !active.count(key)) {
+      auto memo = sizes.find(key);
+      if (memo != sizes.end()) {
+        size = memo->second;
+      } else {
+        active.insert(key);
+        size = expandedSize(fn->second->node(), active);
+        active.erase(key);
+        sizes[key] = size;
+      }
+    }
+    total = std::min(total + size, kMaxNodes + 1);
+  }
+  return total;
+}
+
 bool Inliner::run(std::string &error) {
   if (model.functions_size() == 0)
     return true;
   if (!collectFunctions(error))
     return false;
+  std::set<FunctionKey> active;
+  if (expandedSize(model.graph().node(), active) > kMaxNodes) {
+    error = "inlining model-local functions gives more than " +
+            std::to_string(kMaxNodes) + " nodes";
+    return false;
+  }
   collectNames();
   std::vector<onnx::NodeProto> flat;
   std::vector<FunctionKey> stack;

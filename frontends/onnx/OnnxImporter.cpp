@@ -70,6 +70,14 @@ std::string domainHint(llvm::StringRef domain) {
   return "";
 }
 
+/// Why an op of the default domain is refused, where users will ask.
+std::string opHint(const onnx::NodeProto &node) {
+  if (isDefaultDomain(node.domain()) && node.op_type() == "Attention")
+    return " (Attention-23 needs the fused attention op, which does not exist "
+           "yet; export attention as MatMul/Softmax, as PyTorch does by default)";
+  return "";
+}
+
 /// The handler table for a node's domain, or null for an unsupported domain.
 const llvm::StringMap<OpHandler> *handlersFor(const std::string &domain) {
   if (isDefaultDomain(domain))
@@ -136,7 +144,8 @@ bool GraphImporter::checkSupported() {
     ic.error("node " + nodeLabel(node, i) + " (" + node.op_type() +
              ", domain " +
              (node.domain().empty() ? std::string("ai.onnx") : node.domain()) +
-             "): unsupported op" + domainHint(node.domain()));
+             "): unsupported op" + domainHint(node.domain()) +
+             opHint(node));
     ok = false;
   }
   return ok;
