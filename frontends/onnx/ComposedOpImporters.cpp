@@ -1,7 +1,8 @@
 //===- ComposedOpImporters.cpp - ONNX ops imported as compositions --------===//
 //
-// Opset-23 operators whose ONNX definition is itself a function of simpler
-// operators (RMSNormalization, RotaryEmbedding) import as that composition
+// Operators whose ONNX definition is itself a function of simpler operators
+// (RMSNormalization-23, RotaryEmbedding-23, InstanceNormalization, variadic
+// Sum and Mean) import as that composition
 // of dialect ops, so they inherit the gradients, kernels and cost model of
 // those ops. Each follows the operator's reference definition step by step
 // (onnx/reference/ops in the onnx package) so that results match ONNX's own.
@@ -210,12 +211,74 @@ LogicalResult importRotaryEmbedding(NodeImporter &n) {
   return c.ok() ? n.out(0, out) : failure();
 }
 
+/// Sum and Mean (variadic, broadcasting): a chain of adds, then for Mean a
+/// division by the count.
+LogicalResult importVariadicSum(NodeImporter &n) {
+  if (n.numInputs() == 0)
+    return n.fail("needs at least one input");
+  Composer c(n);
+  Value total = n.in(0, "data_0");
+  if (!total)
+    return failure();
+  for (int i = 1; i < n.numInputs(); ++i) {
+    Value next = n.in(i, "data_" + std::to_string(i));
+    if (!next)
+      return failure();
+    total = c.op<AddOp>(total, next);
+  }
+  if (n.opType() == "Mean" && n.numInputs() > 1)
+    total = c.op<DivOp>(total, c.scalar(typeOf(total).getElementType(),
+                                        n.numInputs()));
+  if (!c.ok())
+    return failure();
+  if (n.numInputs() == 1 && total == n.optIn(0)) {
+    n.outAlias(0, n.inName(0));
+    return success();
+  }
+  return n.out(0, total);
+}
+
+/// InstanceNormalization: per (batch, channel), normalize over the spatial
+/// dims with the biased variance, then scale and shift per channel.
+LogicalResult importInstanceNormalization(NodeImporter &n) {
+  Value x = n.in(0, "input");
+  Value scale = x ? n.in(1, "scale") : Value();
+  Value bias = scale ? n.in(2, "B") : Value();
+  if (!bias)
+    return failure();
+  auto eps = n.attrFloat("epsilon", 1e-5);
+  if (!eps)
+    return failure();
+  auto shape = typeOf(x).getShape();
+  if (shape.size() < 3)
+    return n.fail("input must have a batch, a channel and spatial dims");
+  SmallVector<int64_t> spatial, perChannel(shape.size(), 1);
+  for (int64_t d = 2; d < (int64_t)shape.size(); ++d)
+    spatial.push_back(d);
+  perChannel[1] = shape[1];
+  Composer c(n);
+  Type element = typeOf(x).getElementType();
+  auto axes = n.b.getDenseI64ArrayAttr(spatial);
+  Value mean = c.op<ReduceMeanOp>(x, axes, n.b.getBoolAttr(true));
+  Value centered = c.op<SubOp>(x, mean);
+  Value variance = c.op<ReduceMeanOp>(c.op<MulOp>(centered, centered), axes,
+                                      n.b.getBoolAttr(true));
+  Value stddev = c.op<SqrtOp>(c.op<AddOp>(variance, c.scalar(element, *eps)));
+  Value normalized = c.op<DivOp>(centered, stddev);
+  Value y = c.op<AddOp>(c.op<MulOp>(normalized, c.reshape(scale, perChannel)),
+                        c.reshape(bias, perChannel));
+  return c.ok() ? n.out(0, y) : failure();
+}
+
 } // namespace
 
 const llvm::StringMap<OpHandler> &composedOpHandlers() {
   static const llvm::StringMap<OpHandler> table = {
       {"RMSNormalization", importRmsNormalization},
       {"RotaryEmbedding", importRotaryEmbedding},
+      {"Sum", importVariadicSum},
+      {"Mean", importVariadicSum},
+      {"InstanceNormalization", importInstanceNormalization},
   };
   return table;
 }
