@@ -2,7 +2,8 @@
 //
 // Operators whose ONNX definition is itself a function of simpler operators
 // (RMSNormalization-23, RotaryEmbedding-23, InstanceNormalization, variadic
-// Sum and Mean) import as that composition
+// Sum and Mean), and ConvTranspose (a convolution's input gradient), import
+// as that composition
 // of dialect ops, so they inherit the gradients, kernels and cost model of
 // those ops. Each follows the operator's reference definition step by step
 // (onnx/reference/ops in the onnx package) so that results match ONNX's own.
@@ -270,6 +271,128 @@ LogicalResult importInstanceNormalization(NodeImporter &n) {
   return c.ok() ? n.out(0, y) : failure();
 }
 
+/// ConvTranspose: the gradient of a convolution with respect to its input,
+/// taken with the ConvTranspose input as the output gradient (the weight
+/// layout (C_in, C_out / group, k...) is that convolution's), plus the bias.
+/// Output size per spatial dim: stride * (in - 1) + output_padding +
+/// (kernel - 1) * dilation + 1 - pad_begin - pad_end.
+LogicalResult importConvTranspose(NodeImporter &n) {
+  Value x = n.in(0, "X");
+  Value w = x ? n.in(1, "W") : Value();
+  if (!w)
+    return failure();
+  Value bias = n.optIn(2);
+  if (n.has(2) && !bias)
+    return failure();
+  auto xShape = typeOf(x).getShape();
+  auto wShape = typeOf(w).getShape();
+  int64_t spatial = (int64_t)xShape.size() - 2;
+  if (spatial < 1 || spatial > 3 || wShape.size() != xShape.size())
+    return n.fail("needs 1 to 3 spatial dims and a weight of the input's rank");
+  auto group = n.attrInt("group", 1);
+  auto autoPad = n.attrString("auto_pad", "NOTSET");
+  if (!group || !autoPad)
+    return failure();
+  if (*group < 1 || wShape[0] != xShape[1] || wShape[0] % *group != 0)
+    return n.fail("weight dim 0 (" + Twine(wShape[0]) +
+                  ") must equal the input channels (" + Twine(xShape[1]) +
+                  ") and divide into group " + Twine(*group));
+  auto listOr = [&](StringRef name, int64_t fill) -> std::optional<std::vector<int64_t>> {
+    bool present = false;
+    auto v = n.attrInts(name, &present);
+    if (!v)
+      return std::nullopt;
+    if (!present)
+      return std::vector<int64_t>(spatial, fill);
+    if ((int64_t)v->size() != spatial) {
+      (void)n.fail("attribute '" + name + "' needs " + Twine(spatial) + " values");
+      return std::nullopt;
+    }
+    return v;
+  };
+  auto strides = listOr("strides", 1), dilations = listOr("dilations", 1),
+       outputPadding = listOr("output_padding", 0);
+  if (!strides || !dilations || !outputPadding)
+    return failure();
+  bool kernelPresent = false;
+  auto kernel = n.attrInts("kernel_shape", &kernelPresent);
+  if (!kernel)
+    return failure();
+  for (int64_t d = 0; d < spatial; ++d) {
+    if (kernelPresent && (*kernel)[d] != wShape[d + 2])
+      return n.fail("kernel_shape does not match the weight");
+    if ((*strides)[d] < 1 || (*dilations)[d] < 1 || (*outputPadding)[d] < 0 ||
+        (*outputPadding)[d] >= std::max((*strides)[d], (*dilations)[d]))
+      return n.fail("strides and dilations must be positive and output_padding "
+                    "smaller than the stride or dilation");
+  }
+
+  // Full output size before padding, then the pads by the attribute rules.
+  std::vector<int64_t> full(spatial), pads(2 * spatial, 0);
+  for (int64_t d = 0; d < spatial; ++d)
+    full[d] = (*strides)[d] * (xShape[d + 2] - 1) + (*outputPadding)[d] +
+              (wShape[d + 2] - 1) * (*dilations)[d] + 1;
+  bool shapePresent = false;
+  auto outputShape = n.attrInts("output_shape", &shapePresent);
+  if (!outputShape)
+    return failure();
+  if (shapePresent || *autoPad == "SAME_UPPER" || *autoPad == "SAME_LOWER") {
+    if (shapePresent && (int64_t)outputShape->size() != spatial)
+      return n.fail("output_shape needs " + Twine(spatial) + " values");
+    for (int64_t d = 0; d < spatial; ++d) {
+      int64_t target = shapePresent ? (*outputShape)[d] : xShape[d + 2] * (*strides)[d];
+      int64_t total = full[d] - target;
+      if (total < 0) {
+        // A larger output_shape adds rows at the end that only the bias
+        // reaches, as output_padding does (and under the same bound).
+        if ((*outputPadding)[d] - total >= std::max((*strides)[d], (*dilations)[d]))
+          return n.fail("output_shape exceeds the transposed convolution by "
+                        "at least the stride along spatial dim " + Twine(d));
+        full[d] = target;
+        continue;
+      }
+      bool upper = *autoPad == "SAME_UPPER";
+      pads[d] = upper ? total / 2 : total - total / 2;
+      pads[d + spatial] = total - pads[d];
+    }
+  } else if (*autoPad == "NOTSET") {
+    bool present = false;
+    auto given = n.attrInts("pads", &present);
+    if (!given)
+      return failure();
+    if (present) {
+      if ((int64_t)given->size() != 2 * spatial)
+        return n.fail("attribute 'pads' needs " + Twine(2 * spatial) + " values");
+      pads = *given;
+    }
+  } else if (*autoPad != "VALID") {
+    return n.fail("unknown auto_pad '" + *autoPad + "'");
+  }
+  SmallVector<int64_t> outShape = {xShape[0], wShape[1] * *group};
+  for (int64_t d = 0; d < spatial; ++d) {
+    if (pads[d] < 0 || pads[d + spatial] < 0)
+      return n.fail("negative pads are not supported");
+    outShape.push_back(full[d] - pads[d] - pads[d + spatial]);
+    if (outShape.back() < 1)
+      return n.fail("the pads leave no output along spatial dim " + Twine(d));
+  }
+
+  Composer c(n);
+  Operation *op = n.ic.createTyped<ConvBackwardDataOp>(
+      n.loc, RankedTensorType::get(outShape, typeOf(x).getElementType()), x, w,
+      n.b.getDenseI64ArrayAttr(*strides), n.b.getDenseI64ArrayAttr(pads),
+      n.b.getDenseI64ArrayAttr(*dilations), n.b.getI64IntegerAttr(*group));
+  if (!op)
+    return n.failCreate("remat.conv_backward_data");
+  Value y = op->getResult(0);
+  if (bias) {
+    SmallVector<int64_t> perChannel(outShape.size(), 1);
+    perChannel[1] = outShape[1];
+    y = c.op<AddOp>(y, c.reshape(bias, perChannel));
+  }
+  return c.ok() ? n.out(0, y) : failure();
+}
+
 } // namespace
 
 const llvm::StringMap<OpHandler> &composedOpHandlers() {
@@ -279,6 +402,7 @@ const llvm::StringMap<OpHandler> &composedOpHandlers() {
       {"Sum", importVariadicSum},
       {"Mean", importVariadicSum},
       {"InstanceNormalization", importInstanceNormalization},
+      {"ConvTranspose", importConvTranspose},
   };
   return table;
 }

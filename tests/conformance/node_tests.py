@@ -33,7 +33,7 @@ SUPPORTED_FAMILIES = [
     "transpose", "unsqueeze", "where",
     # opset 23, imported as compositions (frontends/onnx/ComposedOpImporters.cpp)
     "rms_normalization", "rotary_embedding", "castlike", "sum", "mean",
-    "instancenorm",
+    "instancenorm", "convtranspose",
     # ai.onnx.preview.training optimizers (Gradient's tests live in simple/,
     # see CMakeLists.txt).
     "adagrad", "adam", "momentum", "nesterov_momentum",
@@ -96,10 +96,7 @@ def classify(name):
 
 # The pytorch-converted and pytorch-operator models (whole small networks
 # exported by PyTorch) are all selected, except these.
-MODEL_EXCLUDED = {
-    r"^test_ConvTranspose2d": "ConvTranspose is not supported yet",
-    r"^test_operator_convtranspose$": "ConvTranspose is not supported yet",
-}
+MODEL_EXCLUDED = {}
 
 
 def classify_model(name):

@@ -177,41 +177,82 @@ def rope_model(dtype):
                  inits=inits)
 
 
-save(rope_model(T.FLOAT), "rms_rope_train.onnx")
-x = rng.standard_normal((B, S, H))
-ref64 = rope_model(T.DOUBLE)
+def write_fd_case(name, build, params, x):
+    """Saves build(FLOAT) as NAME.onnx and, in NAME/, the input, the loss, and
+    the float64 central-difference gradients and SGD step (lr 0.1) of every
+    parameter, computed on onnx.reference with build(DOUBLE)."""
+    save(build(T.FLOAT), name + ".onnx")
+    ref64 = build(T.DOUBLE)
+
+    def loss_of(values):
+        m = onnx.ModelProto()
+        m.CopyFrom(ref64)
+        for init in m.graph.initializer:
+            if init.name in values:
+                init.CopyFrom(numpy_helper.from_array(values[init.name], init.name))
+        return float(ReferenceEvaluator(m).run(None, {"x": x})[0])
+
+    base = {k: v.astype(np.float64) for k, v in params.items()}
+    ds = os.path.join(HERE, name)
+    for sub in ("test_data_set_0", "grad", "sgd"):
+        os.makedirs(os.path.join(ds, sub), exist_ok=True)
+    with open(os.path.join(ds, "test_data_set_0", "input_0.pb"), "wb") as f:
+        f.write(numpy_helper.from_array(x.astype(np.float32), "x").SerializeToString())
+    loss0 = loss_of(base)
+    with open(os.path.join(ds, "test_data_set_0", "output_0.pb"), "wb") as f:
+        f.write(numpy_helper.from_array(np.array(loss0, dtype=np.float32),
+                                        "loss").SerializeToString())
+    step = 1e-6
+    for pname, value in base.items():
+        grad = np.zeros_like(value)
+        for idx in np.ndindex(value.shape):
+            up, down = dict(base), dict(base)
+            up[pname] = value.copy()
+            up[pname][idx] += step
+            down[pname] = value.copy()
+            down[pname][idx] -= step
+            grad[idx] = (loss_of(up) - loss_of(down)) / (2 * step)
+        for sub, tensor in (("grad", grad), ("sgd", value - 0.1 * grad)):
+            with open(os.path.join(ds, sub, pname + ".pb"), "wb") as f:
+                f.write(numpy_helper.from_array(tensor.astype(np.float32),
+                                                pname).SerializeToString())
+    with open(os.path.join(ds, "loss.txt"), "w") as f:
+        f.write(f"{loss0:.9g}\n")
 
 
-def loss_of(values):
-    m = onnx.ModelProto()
-    m.CopyFrom(ref64)
-    for init in m.graph.initializer:
-        if init.name in values:
-            init.CopyFrom(numpy_helper.from_array(values[init.name], init.name))
-    return float(ReferenceEvaluator(m).run(None, {"x": x})[0])
+write_fd_case("rms_rope_train", rope_model, params, rng.standard_normal((B, S, H)))
 
 
-base = {k: v.astype(np.float64) for k, v in params.items()}
-ds = os.path.join(HERE, "rms_rope_train")
-for sub in ("test_data_set_0", "grad", "sgd"):
-    os.makedirs(os.path.join(ds, sub), exist_ok=True)
-with open(os.path.join(ds, "test_data_set_0", "input_0.pb"), "wb") as f:
-    f.write(numpy_helper.from_array(x.astype(np.float32), "x").SerializeToString())
-loss0 = loss_of(base)
-with open(os.path.join(ds, "test_data_set_0", "output_0.pb"), "wb") as f:
-    f.write(numpy_helper.from_array(np.array(loss0, dtype=np.float32), "loss").SerializeToString())
-step = 1e-6
-for name, value in base.items():
-    grad = np.zeros_like(value)
-    for idx in np.ndindex(value.shape):
-        up, down = dict(base), dict(base)
-        up[name] = value.copy()
-        up[name][idx] += step
-        down[name] = value.copy()
-        down[name][idx] -= step
-        grad[idx] = (loss_of(up) - loss_of(down)) / (2 * step)
-    for sub, tensor in (("grad", grad), ("sgd", value - 0.1 * grad)):
-        with open(os.path.join(ds, sub, name + ".pb"), "wb") as f:
-            f.write(numpy_helper.from_array(tensor.astype(np.float32), name).SerializeToString())
-with open(os.path.join(ds, "loss.txt"), "w") as f:
-    f.write(f"{loss0:.9g}\n")
+# ConvTranspose (stride 2, pads, output_padding, bias; onnx.reference 1.22
+# mishandles groups, which the node tests cover) feeding a
+# weighted sum: its gradients for the weight, the bias and, through a
+# preceding 1x1 convolution, for its input.
+ct_params = {"pre.weight": rng.standard_normal((4, 3, 1, 1)) / 2,
+             "up.weight": rng.standard_normal((4, 6, 3, 3)) / 3,
+             "up.bias": rng.standard_normal(6)}
+ct_weight = rng.standard_normal((2, 6, 9, 11))
+
+
+def convtranspose_model(dtype):
+    np_dtype = np.float32 if dtype == T.FLOAT else np.float64
+    inits = []
+    for pname, value in ct_params.items():
+        t = numpy_helper.from_array(value.astype(np_dtype), pname)
+        t.doc_string = "role=parameter"
+        inits.append(t)
+    lw = numpy_helper.from_array(ct_weight.astype(np_dtype), "loss.weight")
+    lw.doc_string = "role=buffer"
+    inits.append(lw)
+    nodes = [
+        h.make_node("Conv", ["x", "pre.weight"], ["p"], name="pre"),
+        h.make_node("ConvTranspose", ["p", "up.weight", "up.bias"], ["u"], name="up",
+                    strides=[2, 2], pads=[1, 0, 0, 1], output_padding=[1, 1]),
+        h.make_node("Mul", ["u", "loss.weight"], ["w"], name="weigh"),
+        h.make_node("ReduceSum", ["w"], ["loss"], name="loss", keepdims=0),
+    ]
+    return model(nodes, [tin("x", [2, 3, 4, 5], dtype)], [tout("loss", 0, dtype)],
+                 opset=22, inits=inits)
+
+
+write_fd_case("convtranspose_train", convtranspose_model, ct_params,
+              rng.standard_normal((2, 3, 4, 5)))

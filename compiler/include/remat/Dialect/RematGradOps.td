@@ -59,8 +59,12 @@ def Remat_BatchNormTrainingBackwardOp : Remat_GradOp<"batch_norm_training_backwa
                  Remat_FloatTensor:$bias_grad);
 }
 
-def Remat_ConvBackwardDataOp : Remat_GradOp<"conv_backward_data"> {
+def Remat_ConvBackwardDataOp : Remat_GradOp<"conv_backward_data", [Remat_Differentiable]> {
   let summary = "gradient of conv with respect to its input";
+  let description = [{
+    Also ONNX ConvTranspose (the transposed convolution is this op with the
+    ConvTranspose input as `output_grad`), hence differentiable itself.
+  }];
   let arguments = (ins Remat_FloatTensor:$output_grad, Remat_FloatTensor:$weight,
                    DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
                    DenseI64ArrayAttr:$dilations, I64Attr:$group);

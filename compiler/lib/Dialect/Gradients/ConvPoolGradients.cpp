@@ -33,6 +33,29 @@ LogicalResult ConvOp::buildGradient(OpBuilder &b, ArrayRef<Value> dys,
   return success();
 }
 
+// y = conv_backward_data(x, w) is linear in x and in w: the gradient for x
+// is the forward convolution of dy by w, the one for w the filter gradient
+// of a convolution whose input is dy and whose output gradient is x.
+LogicalResult ConvBackwardDataOp::buildGradient(OpBuilder &b, ArrayRef<Value> dys,
+                                                ArrayRef<bool> needs,
+                                                SmallVectorImpl<Value> &grads) {
+  Location loc = getLoc();
+  Value dy = dys[0];
+  grads.push_back(needs[0] ? b.create<ConvOp>(loc, getOutputGrad().getType(), dy,
+                                               getWeight(), Value(), getStridesAttr(),
+                                               getPadsAttr(), getDilationsAttr(),
+                                               getGroupAttr())
+                                 .getResult()
+                           : Value());
+  grads.push_back(needs[1] ? b.create<ConvBackwardFilterOp>(
+                                 loc, getWeight().getType(), dy, getOutputGrad(),
+                                 getStridesAttr(), getPadsAttr(),
+                                 getDilationsAttr(), getGroupAttr())
+                                 .getResult()
+                           : Value());
+  return success();
+}
+
 LogicalResult MaxPoolOp::buildGradient(OpBuilder &b, ArrayRef<Value> dys,
                                        ArrayRef<bool> needs,
                                        SmallVectorImpl<Value> &grads) {
