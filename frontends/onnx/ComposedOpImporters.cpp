@@ -2,7 +2,7 @@
 //
 // Operators whose ONNX definition is itself a function of simpler operators
 // (RMSNormalization-23, RotaryEmbedding-23, InstanceNormalization, variadic
-// Sum and Mean), and ConvTranspose (a convolution's input gradient), import
+// Sum and Mean, GreaterOrEqual, LessOrEqual), and ConvTranspose (a convolution's input gradient), import
 // as that composition
 // of dialect ops, so they inherit the gradients, kernels and cost model of
 // those ops. Each follows the operator's reference definition step by step
@@ -393,6 +393,18 @@ LogicalResult importConvTranspose(NodeImporter &n) {
   return c.ok() ? n.out(0, y) : failure();
 }
 
+/// GreaterOrEqual / LessOrEqual (opset 12, 16): the strict comparison or
+/// equality, which is also false for NaN operands as ONNX requires.
+template <typename StrictOp> LogicalResult importOrEqual(NodeImporter &n) {
+  Value a = n.in(0, "A");
+  Value b = a ? n.in(1, "B") : Value();
+  if (!b)
+    return failure();
+  Composer c(n);
+  Value y = c.op<OrOp>(c.op<StrictOp>(a, b), c.op<EqualOp>(a, b));
+  return c.ok() ? n.out(0, y) : failure();
+}
+
 } // namespace
 
 const llvm::StringMap<OpHandler> &composedOpHandlers() {
@@ -403,6 +415,8 @@ const llvm::StringMap<OpHandler> &composedOpHandlers() {
       {"Mean", importVariadicSum},
       {"InstanceNormalization", importInstanceNormalization},
       {"ConvTranspose", importConvTranspose},
+      {"GreaterOrEqual", importOrEqual<GreaterOp>},
+      {"LessOrEqual", importOrEqual<LessOp>},
   };
   return table;
 }

@@ -33,7 +33,7 @@ SUPPORTED_FAMILIES = [
     "transpose", "unsqueeze", "where",
     # opset 23, imported as compositions (frontends/onnx/ComposedOpImporters.cpp)
     "rms_normalization", "rotary_embedding", "castlike", "sum", "mean",
-    "instancenorm", "convtranspose",
+    "instancenorm", "convtranspose", "greater_equal", "less_equal",
     # ai.onnx.preview.training optimizers (Gradient's tests live in simple/,
     # see CMakeLists.txt).
     "adagrad", "adam", "momentum", "nesterov_momentum",
@@ -45,12 +45,10 @@ SUPPORTED_FAMILIES = [
 EXCLUDED = {
     r"^gather_elements": "GatherElements is a different op (unsupported)",
     r"^gathernd": "GatherND is a different op (unsupported)",
-    r"^greater_equal": "GreaterOrEqual is a different op (unsupported)",
-    r"^less_equal": "LessOrEqual is a different op (unsupported)",
     r"^reduce_sum_square": "ReduceSumSquare is a different op (unsupported)",
     r"^maxunpool": "MaxUnpool is a different op (unsupported)",
     r"^identity_(opt|sequence)": "optional/sequence types are not tensors",
-    r"^(add|sub|mul|div|equal|greater|less)_(u?int8|u?int16|uint32|uint64)$": "8/16-bit and unsigned integer arithmetic: not a training-graph dtype",
+    r"^(add|sub|mul|div|equal|greater|less|greater_equal|less_equal)_(u?int8|u?int16|uint32|uint64)(_expanded)?$": "8/16-bit and unsigned integer arithmetic: not a training-graph dtype",
     r"^equal_string": "strings are not tensors of numbers",
     r"^cast(like)?_.*(FLOAT8|FLOAT4|INT4|UINT4|INT2|UINT2|e8m0)": "float8/float4/int4/int2 storage formats (opsets 19-25) are not dialect dtypes",
     r"^averagepool_.*dilations": "AveragePool dilations (opset 19) are refused by name: PyTorch's AvgPool has no dilation, so no exporter writes them",
