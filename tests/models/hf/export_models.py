@@ -560,6 +560,8 @@ def finalize(proto, model, state, vname, settings):
             seen[c] = n
             if c != n:
                 mapping[n] = c
+        elif key is not None:
+            mapping[n] = key         # an exporter constant named after the module (folded BN)
     names_in_use = {i.name for i in proto.graph.initializer} | \
         {o for nd in proto.graph.node for o in nd.output} | {i.name for i in proto.graph.input}
     clash = [c for c in mapping.values() if c in names_in_use and c not in mapping]
