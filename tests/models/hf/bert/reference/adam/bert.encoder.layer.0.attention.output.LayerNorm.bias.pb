@@ -1,0 +1,1 @@
+ B4bert.encoder.layer.0.attention.output.LayerNorm.biasJ€$b¼H‰¼pö;‚;½ê«¼^Ğ»CÈ0:».éŒ¼e{;Ë'<aµ;	ZË<œ5D<¥H¾<x Ö<V%š»`á5<dÃ®;ú²¯»x|½Dê<GHË<eñ«;Ë^<Êà<Bõı;4íõ:	½ä;©8Å<Íì½

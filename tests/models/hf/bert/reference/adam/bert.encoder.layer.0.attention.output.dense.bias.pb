@@ -1,0 +1,1 @@
+ B0bert.encoder.layer.0.attention.output.dense.biasJ€h^t:ÕÒğ<ë´Î;mÅöºİA<÷_õ¼nèc<«ªÂ¼ë5<¸9Ë<"şÏ<Px8}»¼AOŸ<2fS;DË¹By<dµ®;wÛŠ¼£Üa¼@Ä[<3»AòN¼ÎÄÆ<hßÌ9)º<—=´ä¼Ë,®»ú>˜¼[™ã¼âD<

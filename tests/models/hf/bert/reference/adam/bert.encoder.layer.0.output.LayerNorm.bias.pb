@@ -1,0 +1,1 @@
+ B*bert.encoder.layer.0.output.LayerNorm.biasJ€J¯»<…6Ï¼o´Ì<8î;<DG¼ÔŒ<Ò'ž;3_L;DõW;pÉ»ÐTû¹;¡–;I`¡¼¥ÕÆº´‡®¼~½Ž…’<jÖ¼(‰§;Å×b=	»vÝ¼ˆPa¼sÒŸ»&„˜»&C ¼~äÖ<EE<ÿ¤:šê¶<PB‡;ò…;

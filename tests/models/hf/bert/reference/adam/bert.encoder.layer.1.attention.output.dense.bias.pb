@@ -1,0 +1,1 @@
+ B0bert.encoder.layer.1.attention.output.dense.biasJ€9Ï•¼Ë-1;Ã1&¼FQÕ;`§ó;ë(<O¿X=}Åä<3–\=ÆT¼ÊU<e÷;^J1=P-½„up<ÞtÅ¹±==,¬¹ºÅü÷»ö¹<âçÚ¼`ö;"pÈ<kT4½gˆ=¦\¼ åÝ<M±V=Örn;Š{™¼ß/<¸=

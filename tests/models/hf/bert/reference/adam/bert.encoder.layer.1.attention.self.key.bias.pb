@@ -1,0 +1,1 @@
+ B,bert.encoder.layer.1.attention.self.key.biasJ€°»xÎ>¼½±:+í<–Ã¼r¬¦6œ»±<I„j¼€W;*âE»D°<R›€¼€©o»g–¼4oO<6ë¦<îÌD<ÊQ<<?¡Ã¼ÍS4¼˜<´k¼áÀ<¾#Ü¼b²ß¼@˜;Ch ;·<”N­;Yv<|Á¥»z->¼

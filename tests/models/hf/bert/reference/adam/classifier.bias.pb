@@ -1,0 +1,1 @@
+Bclassifier.biasJ'®X<Ææ<O<ßŽ¨¼

@@ -1,0 +1,1 @@
+ B4bert.encoder.layer.0.attention.output.LayerNorm.biasJ€3ç»u/;CµèºµK˜ºÀ‚©º&Ä[ºÅÛ»]FD;D6t9·6Êºñ4ê¹¾`»,Q:_úr;SëN:³¯;Ï	»†×9Ôb»fÌÏ;íø£ºéw:àCˆ:™A;‡,²;-Uš:İ(»[N»*üö9ß”»AºJ»lMá:

@@ -1,0 +1,1 @@
+ B0bert.encoder.layer.0.attention.output.dense.biasJ€èÏ»Rö;ö»åºû›ºd§£ºHhYºxË»bU>;“æ|9PÎºŽ´ê¹©ba»OBV:vtn;’ñL:ôI;õœ»¶ÑÔ9±Ú»B—Ò;nÔ¢ºDøw:;¥ˆ:ü-;î;¯;hš:,°&»-V»Ó˜õ9†þ•»ªXG»ÙÚ:

@@ -1,0 +1,1 @@
+ B.bert.encoder.layer.0.attention.self.value.biasJ€²%'9X€¶9\Q 9ô¿À9ƒ‡³¸¡9’ğú¸™n9š0«¹F¶¹+·¤9¬ò9rPj9Z³ø¹Yîº(ÁJ¸rı9²+¹NA9êOµ9Œ^¥9ß{9=k¤¸¬Üö¹2F9«Í}9ğ¬¬4$å(¹îQ›96bM¹0Óß8²9

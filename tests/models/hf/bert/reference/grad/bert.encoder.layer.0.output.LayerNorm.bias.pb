@@ -1,0 +1,1 @@
+ B*bert.encoder.layer.0.output.LayerNorm.biasJ€36»!ñ;¯Täº2Ğ—º…E©ºS2Vºü¦ »è¡C;Öx‚9¬›Äº+Ì¹0W»¨¼U:UÚt;j'K:°a;t»dv¼9M|»}°Ì;˜óŸºp‚n:-0ƒ:@;lÕ®;Ú»”:î"»J»‰Èç9„@‘»‹µD»aá:

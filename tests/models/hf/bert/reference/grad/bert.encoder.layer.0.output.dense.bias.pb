@@ -1,0 +1,1 @@
+ B&bert.encoder.layer.0.output.dense.biasJ€F»åv;ègæºÁ#—º{×¥ºláXº$³»£D;Ž„9®ÉºƒìÙ¹m°_»*zV:Xt;H:J ;^¹»|EÀ9‰>»eÐ;¨e¢º}Ðu:1ö…:¢);^²;r®˜:öZ%»(%»_bä9”–»pôH»Û–Ý:

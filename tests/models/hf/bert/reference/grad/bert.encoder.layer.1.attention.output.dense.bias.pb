@@ -1,0 +1,1 @@
+ B0bert.encoder.layer.1.attention.output.dense.biasJ€äë»Lë;ĞğİºÌzšº0u¬ºXºZÁ!»t¡B;”“9’ªÆº¤FÈ¹2;X»ëá[: u;(#M:ãP;hc»²Ì9pÿ»æ}Ì; Ñ¡º˜±s:9„:²”;¬_®;¼‘:8™$»”¶»Ç"İ9—»…F»P‹ß:

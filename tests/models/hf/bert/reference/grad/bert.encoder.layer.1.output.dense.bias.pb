@@ -1,0 +1,1 @@
+ B&bert.encoder.layer.1.output.dense.biasJ€œõ»ÞÉ;vcÙº¼ážº2°º©FXº/Ú#»¢2E;¯•ˆ9hèÍºx°Ï¹òdU»o»l:d¶y;üZG:¢ö;Þ`»x­Ã9b£»ÿ?Ë;>¡º†›p:~]‚:ƒ];”Ï§;LF“:\R»Rï»ÉàÒ9Ê\‹»\†H»¡¸à:

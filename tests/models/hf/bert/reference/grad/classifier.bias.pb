@@ -1,0 +1,1 @@
+Bclassifier.biasJ<0‚>Æƒ>b&€>²¬B¿

@@ -1,0 +1,1 @@
+ B0bert.encoder.layer.0.attention.output.dense.biasJ€ø329K7÷<©®³;55»I83<*ãü¼ÕdW<—Ú¼¼şçE<¯RÄ<é*È<{ºÅ{³¼X…¤<Çç‡;Ó/Ç93Üò;G%Î;¬f‘¼ç\¼	kM<^¨c»BE@¼ÆûÌ<€d`:÷bÁ<¿‰=I'ë¼Rñ»)°œ¼—Lé¼ˆR<

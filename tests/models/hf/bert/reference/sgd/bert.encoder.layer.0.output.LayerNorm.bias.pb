@@ -1,0 +1,1 @@
+ B*bert.encoder.layer.0.output.LayerNorm.biasJ€bµ<1ÅÈ¼ŸðÅ<Áq-<Þ‹¼–<˜k…;+Xz;&î‹;ßJå»—É¼ºŸ€;&Ú™¼‹wiºù¦¼ãJ½xÿ‹<L„Î¼hd;Vad=Ï¤B»ÃÖ¼’R¼è†»L;‰»ýÿ˜¼Œ»Ð<ÄO8< ¥;[²<8§`;ø/ ;

@@ -1,0 +1,1 @@
+ B,bert.encoder.layer.1.attention.self.key.biasJ€°»yÎ>¼Ó±:,í<–Ã¼û¦6œ»±<J„j¼‡W;$âE»D°<R›€¼‚©o»g–¼3oO<6ë¦<íÌD<ËQ<<D¡Ã¼ÎS4¼–<´k¼áÀ<½#Ü¼`²ß¼@˜;6h ;·<‹N­;^v<xÁ¥»€->¼

@@ -1,0 +1,1 @@
+Bclassifier.biasJå‰7¼âÌj;Ğ}¼´_=

@@ -1,0 +1,1 @@
+Bfeatures.1.block.0.1.biasJ TÇ¼«Ê;Jô†;ê%» «ğ;Mµ›<py4<*Áœ:

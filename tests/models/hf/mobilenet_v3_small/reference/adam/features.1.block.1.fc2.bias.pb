@@ -1,0 +1,1 @@
+Bfeatures.1.block.1.fc2.biasJ X$»*×™:‡‡¦ºÖì¼í½é¼lluº–¼]‹ˆ;

@@ -1,0 +1,1 @@
+Bfeatures.1.block.2.1.weightJ Q▐Б?(D~?ба}?dЬ?∙~?Г?ъ▒Г?ЮgБ?

@@ -1,0 +1,1 @@
+Bfeatures.2.block.2.1.biasJ 3½U®<¨Ù²<€Èİ»‡bZ<Lw<¦zÂ<1¼

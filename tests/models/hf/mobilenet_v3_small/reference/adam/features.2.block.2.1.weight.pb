@@ -1,0 +1,1 @@
+Bfeatures.2.block.2.1.weightJ ’Æ?@‰?‹J†?{…?´¢€?eÃ€?°Æ|?ncƒ?

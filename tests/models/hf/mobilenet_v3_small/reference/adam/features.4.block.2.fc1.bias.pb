@@ -1,0 +1,1 @@
+Bfeatures.4.block.2.fc1.biasJ u¨â<Ù¾†<`¾@:Qø<E¤‚¼0¤¼«=T“Äº

@@ -1,0 +1,1 @@
+Bfeatures.7.block.2.fc1.biasJ !E<õsÇ»0F¼½Ì<‹œB<%¦:lG™¼*Q®¼

@@ -1,0 +1,1 @@
+Bfeatures.9.block.3.1.biasJ@dà<ü¾o½rÓØ<éÀı<×ãË¼ø‹¤¼ød<yÄL¼ïö<µqd;İÓ¼Y¢Æ<-p·mÑ¼k½0;ÿQr<

@@ -1,0 +1,1 @@
+Bfeatures.0.1.running_meanJ vA:kõº¬x¹0^½¹µúu¸ó´ý9‰»8n·9

@@ -1,0 +1,1 @@
+B!features.1.block.0.1.running_meanJ ÿÇ•:†Ò‹7¤h;›êéºæSo¸"‡ºE¯:,zå8

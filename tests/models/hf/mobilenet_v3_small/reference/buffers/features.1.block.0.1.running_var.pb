@@ -1,0 +1,1 @@
+B features.1.block.0.1.running_varJ Ä”}?/ˆ}?7à}?U±}?’}?Ï†}?‹¦}?Ãˆ}?

@@ -1,0 +1,1 @@
+B"features.11.block.3.1.running_meanJ@¤UVºB–û94ºr¼xºŒMlºr3Ñº–Š¹‡ÖSº%¨º“6ººùºæ&cº¯Zy:ğ/´º@‘2:….¹¹

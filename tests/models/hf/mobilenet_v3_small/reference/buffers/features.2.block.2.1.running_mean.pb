@@ -1,0 +1,1 @@
+B!features.2.block.2.1.running_meanJ p7Ä<¬zj;ä¹2»“0»Øæ<İH×;`I<S	·»

@@ -1,0 +1,1 @@
+B features.2.block.2.1.running_varJ ñb?A8ƒ?Ä§€?kÎ?ùS?3?âP?Š±€?

@@ -1,0 +1,1 @@
+B!features.3.block.2.1.running_meanJ †í;O£¼óŠ;/øq<>=¼²	ß;Ò%r» Tó:

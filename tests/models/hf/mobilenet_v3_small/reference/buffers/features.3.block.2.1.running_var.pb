@@ -1,0 +1,1 @@
+B features.3.block.2.1.running_varJ Ê€?…"‚?ÏS?•+??åÙ?O„‚?¸Q€?

@@ -1,0 +1,1 @@
+Bfeatures.1.block.0.1.weightJ /gŠ¹£!:¥Æ-º(JC9BB:^¹…¹×µºTvR:

@@ -1,0 +1,1 @@
+Bfeatures.1.block.2.1.weightJ ¿²ø·²¨·¸†	ßºAìº_õX9v¹÷:ˆ;÷?hº

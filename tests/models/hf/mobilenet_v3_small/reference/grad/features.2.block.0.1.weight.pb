@@ -1,0 +1,1 @@
+Bfeatures.2.block.0.1.weightJ`dÌ·qU„·À07iw7Œ7¨¶97gS·]ø·Ç;ÿ¶ËØb7p9D%5œŒi5ûŒC8…#6KƒL7õ| ¸%V‚6ªOI¸xA·.06<+g6YAw·L7

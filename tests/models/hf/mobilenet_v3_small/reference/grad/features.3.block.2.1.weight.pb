@@ -1,0 +1,1 @@
+Bfeatures.3.block.2.1.weightJ 7ü9‡9ƒwÒ¸½á9Îí':¨C0º¡‹¹\no¹

@@ -1,0 +1,2 @@
+
+Bclassifier.3.biasJ(&ºst\ºùeMΩR=»¡Â∏UΩ+kªﬂ¥–ºuÓ±<Ø=

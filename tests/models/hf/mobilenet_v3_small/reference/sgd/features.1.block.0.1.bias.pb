@@ -1,0 +1,1 @@
+Bfeatures.1.block.0.1.biasJ ©U¼/ù¡;@ÝN;¤ÐQ»¿²<¤Í£<BnD<ï;

@@ -1,0 +1,1 @@
+Bfeatures.1.block.0.1.weightJ ò•?æÃ~?<€?ëz}?£­?şw?ç?„dx?

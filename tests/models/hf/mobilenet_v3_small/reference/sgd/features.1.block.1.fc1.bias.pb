@@ -1,0 +1,1 @@
+Bfeatures.1.block.1.fc1.biasJ jİ‰¼c¾»öA»mÒ—¼ŸÙ¼¦Íè<åL	¼Ùiê;

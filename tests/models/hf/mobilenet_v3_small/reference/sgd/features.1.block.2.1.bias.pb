@@ -1,0 +1,1 @@
+Bfeatures.1.block.2.1.biasJ ¿õ—;rsÀ<Á×ä¼k“<T³<àj+¼ ¥Š¼Ğó¢¼

@@ -1,0 +1,1 @@
+Bfeatures.2.block.2.1.biasJ »ô½´[®<	À²<P¼Ý»Õ†Z<xƒ<„bÂ<ææ¼

@@ -1,0 +1,1 @@
+Bfeatures.2.block.2.1.weightJ æ?E©?B+†?Ö›…?…€?â€?†|?áBƒ?

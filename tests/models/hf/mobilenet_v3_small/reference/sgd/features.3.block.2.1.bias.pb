@@ -1,0 +1,1 @@
+Bfeatures.3.block.2.1.biasJ Ð”_¼#fø;bEŠ;blÕ»Œ¼{¬¼wf¼¡Ó;

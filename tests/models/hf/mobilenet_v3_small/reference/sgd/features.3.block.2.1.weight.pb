@@ -1,0 +1,1 @@
+Bfeatures.3.block.2.1.weightJ Ñ?¡}?†€?7-~?«Ó~?¯X€?©;‚?yz€?

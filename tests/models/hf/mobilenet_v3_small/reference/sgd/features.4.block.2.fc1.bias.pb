@@ -1,0 +1,1 @@
+Bfeatures.4.block.2.fc1.biasJ ´™Ú<Ù¾†<A.ã:I2ð<E¤‚¼0¤¼ª"=²w#»

@@ -1,0 +1,1 @@
+Bfeatures.4.block.3.1.biasJ@HZ<%Ôº‹2Ä<“R¾;)o¼¾0g¼“d–<şPÙ¼U<ùpz»'K:fµ¬<tlŠ»Ğó;$|=×dw¼

@@ -1,0 +1,1 @@
+Bfeatures.9.block.3.1.biasJ@pà<Èo½rÓØ<éÀı<ÁİË¼˜¤¼ÌX<¥ĞL¼Ãê<d;wÓ¼MŸÆ<äG·KşĞ¼o1;Imr<

@@ -1,0 +1,1 @@
+Blayer1.0.bn2.biasJúj“¼¬ìZ<ñ½»

@@ -1,0 +1,1 @@
+Blayer1.1.bn1.weightJgj{?£G‚?¨cu?

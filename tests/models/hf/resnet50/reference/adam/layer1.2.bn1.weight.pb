@@ -1,0 +1,1 @@
+Blayer1.2.bn1.weightJñy?˜·~?]ôv?

@@ -1,0 +1,1 @@
+Blayer2.0.bn1.biasJ·‚<êŸD<G A=1¡7=`TB;Êv<

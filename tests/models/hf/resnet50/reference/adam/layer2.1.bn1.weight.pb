@@ -1,0 +1,1 @@
+Blayer2.1.bn1.weightJmo€?’q~?U–~?@w€?‚?ôX€?

@@ -1,0 +1,1 @@
+Bbn1.running_varJ|‰?ÿŠ?W„?

@@ -1,0 +1,1 @@
+Blayer1.0.bn1.running_meanJx9<W›J>PÕ ½

@@ -1,0 +1,1 @@
+Blayer1.0.bn2.running_meanJ‘R=¸"=XŽí¼

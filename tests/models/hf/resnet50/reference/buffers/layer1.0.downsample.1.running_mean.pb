@@ -1,0 +1,1 @@
+B"layer1.0.downsample.1.running_meanJ0‡»:¾—>>†‰#¾›bD=w]«½z&½»Þ@½ï›<³æ¼RUÔ=HY=¡;

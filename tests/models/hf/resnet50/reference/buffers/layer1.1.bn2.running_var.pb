@@ -1,0 +1,1 @@
+Blayer1.1.bn2.running_varJİıt?=zu?DYm?

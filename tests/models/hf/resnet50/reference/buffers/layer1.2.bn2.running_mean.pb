@@ -1,0 +1,1 @@
+Blayer1.2.bn2.running_meanJ¾Y€=W´<$.Ÿ½

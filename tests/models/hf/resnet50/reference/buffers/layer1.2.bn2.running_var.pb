@@ -1,0 +1,1 @@
+Blayer1.2.bn2.running_varJ¸6x?;w?žy?

@@ -1,0 +1,1 @@
+Blayer1.2.bn3.running_meanJ0(j—;¦;¤H„¼ïĞ<\R<"Mş:XµU¼Ÿ®¼A†;=GT½¢”¼3«k<

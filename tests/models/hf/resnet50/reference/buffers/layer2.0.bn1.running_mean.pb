@@ -1,0 +1,1 @@
+Blayer2.0.bn1.running_meanJÍ61<¿>¾“yX=°òÿ¼ƒÉ¾}«k=

@@ -1,0 +1,1 @@
+Blayer2.0.bn2.running_varJ×–q?/¤x?4o?Èy?Š€p?tIx?

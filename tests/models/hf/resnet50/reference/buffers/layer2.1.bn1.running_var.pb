@@ -1,0 +1,1 @@
+Blayer2.1.bn1.running_varJÂr?¦Ô˜?êƒ?ŞZ?®®§?™¦›?

@@ -1,0 +1,1 @@
+Blayer2.1.bn2.running_meanJ=YV½cƒ¼€t£=©v½*½p½²·æ¼

@@ -1,0 +1,1 @@
+Blayer2.1.bn2.running_varJõ|s?mDt?5Ñz?¯üq?Øœw?©`r?

@@ -1,0 +1,1 @@
+Blayer2.2.bn1.running_meanJò¤Í<ÍsÞ½Êzµ;ÛgÖ½‹â„=ÛÉ¼

@@ -1,0 +1,1 @@
+Blayer2.2.bn1.running_varJZOî?ØΩî?íù?ñå?Dhë?∫î?

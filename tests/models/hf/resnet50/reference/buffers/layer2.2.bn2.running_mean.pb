@@ -1,0 +1,1 @@
+Blayer2.2.bn2.running_meanJ,“=Jå€=u0…<¹z½úìr½½½;

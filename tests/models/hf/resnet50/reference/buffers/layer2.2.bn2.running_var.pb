@@ -1,0 +1,1 @@
+Blayer2.2.bn2.running_varJ˜t?ùdq?uu?U©s?ü:v?GÚv?

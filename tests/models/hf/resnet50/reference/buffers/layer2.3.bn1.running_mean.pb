@@ -1,0 +1,1 @@
+Blayer2.3.bn1.running_meanJ„~½H1¶½‚_ƒ=ÖD$½‰–=Ÿÿ0=

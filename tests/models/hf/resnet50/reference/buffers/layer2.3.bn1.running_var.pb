@@ -1,0 +1,1 @@
+Blayer2.3.bn1.running_varJ-i”?£i??xƒ?9?ãï§?Á™?

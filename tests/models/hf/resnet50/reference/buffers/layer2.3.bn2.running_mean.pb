@@ -1,0 +1,1 @@
+Blayer2.3.bn2.running_meanJşg½xÛú<ŒÛ»/†=·é<—¼

@@ -1,0 +1,1 @@
+Blayer2.3.bn2.running_varJV	y?ôËr?œSv?j,q?ÕÅq?x?

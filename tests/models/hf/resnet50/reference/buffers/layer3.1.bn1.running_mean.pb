@@ -1,0 +1,1 @@
+Blayer3.1.bn1.running_meanJ0{ð=x±>q|I>Uxå<!×=ÇO¾xYp=©W>hMè¼¢Û=½?Ð½1M¼

@@ -1,0 +1,1 @@
+Blayer3.1.bn2.running_meanJ0¼œ1=Ó®:‰¶¼</h½{D½	“½PãW½ðyÓ¼Ã¸?=‚l½ðrk<¶a¼

@@ -1,0 +1,1 @@
+Blayer3.2.bn1.running_meanJ0h >çƒ	¾ÉÙ¦=¸¶e<Ç.>‡X@½×D>Ãˆâ=èÐ=•GY<dA…¾œ¬À<

@@ -1,0 +1,1 @@
+Blayer1.0.bn1.biasJtœ	;4È©:ÙQª

@@ -1,0 +1,1 @@
+Blayer1.0.bn1.weightJx¿l∫[%;8q“∫

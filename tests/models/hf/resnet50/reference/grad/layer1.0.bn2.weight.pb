@@ -1,0 +1,1 @@
+Blayer1.0.bn2.weightJ¼gˆºÔp¹0Ì¤:

@@ -1,0 +1,1 @@
+Blayer1.0.downsample.1.biasJ0üwv<å-==C=!¼ïÑÀ½»j=sðŽ½ öI¼PJÍ¼ŽG¼Jà™¼ ð¯½

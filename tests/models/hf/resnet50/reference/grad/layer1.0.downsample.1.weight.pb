@@ -1,0 +1,1 @@
+Blayer1.0.downsample.1.weightJ0¶%ş»©¢ö:dzD=4$½BÈi=È½¤];èÄñ<û>—<İóY½‡‰K¼e¥¼

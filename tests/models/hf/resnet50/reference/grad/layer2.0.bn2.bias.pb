@@ -1,0 +1,1 @@
+Blayer2.0.bn2.biasJªLz¹hxÒ9¬m«¹¡ªº€I®6Ýàž:

@@ -1,0 +1,1 @@
+Blayer2.0.bn2.weightJÇ‚ºZÅb¹\Ã%8R•7»PwW9Š¿|;

@@ -1,0 +1,1 @@
+Blayer2.2.bn1.biasJÍœ;&<#;JJ6:BP»žD€:`[Y»

@@ -1,0 +1,1 @@
+Blayer1.0.bn2.weightJ-<y?‚¦y?q?

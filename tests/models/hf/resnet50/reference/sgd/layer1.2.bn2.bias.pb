@@ -1,0 +1,1 @@
+Blayer1.2.bn2.biasJµeú<7ïI¼ÙµG¼

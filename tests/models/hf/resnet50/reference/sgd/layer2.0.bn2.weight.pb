@@ -1,0 +1,1 @@
+Blayer2.0.bn2.weightJ²‹|?`Cƒ?r w?Â‚?TÊ‚?A+~?

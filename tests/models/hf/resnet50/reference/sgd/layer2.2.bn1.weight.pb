@@ -1,0 +1,1 @@
+Blayer2.2.bn1.weightJD{‚?ÄÌ?èy?Õ¯y?·ð€?rr?

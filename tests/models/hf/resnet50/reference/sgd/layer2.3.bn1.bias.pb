@@ -1,0 +1,1 @@
+Blayer2.3.bn1.biasJäXjªØ¡mªÓwtºº[ºOª‚;+ùº

@@ -1,0 +1,2 @@
+BDdecoder.block.0.layer.0.SelfAttention.relative_attention_bias.weightJÄ˛¶Ωf4æ”È=gD´>ﬁË√=œºnﬁΩ{.Ä<ÁkÂ<÷≥x>ºa>CMä=¿®bΩ-¢£Ωd8ñæy›é<≥F–=v\≥>:Ñºg¸
+>Dº8>áOÖΩ-ƒçΩò¿ô>ÂN≈:–)ËΩ´#q>ô≠£>±∞|æ4ä–=˝¯ ΩÏå>

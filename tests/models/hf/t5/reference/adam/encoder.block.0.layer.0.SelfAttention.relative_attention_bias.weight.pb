@@ -1,0 +1,1 @@
+BDencoder.block.0.layer.0.SelfAttention.relative_attention_bias.weightJ€V=¾•À<gó=vˆ½²f=Ä“>Ì@½e[=g¥Î=%Þ¼¥5>åš=QJœ=×"î½¬Q/½Ê¦½Ál=>!=MW$>ÒCí½µaV½y¾w[d¾r5;ÿºR>ª«=0£ ½úo¢½ÕÔ¾)¸Ê¾ñŒ¾Ë$Ì¾

@@ -1,0 +1,1 @@
+ B)decoder.block.0.layer.1.layer_norm.weightJ€{F¦»Rö“;¾Wû»¦³.¼¼zv»ì"¼ðþ;C+y;5 ;–{Ó¼Ü¾ã9Jèž»„Oh¼â.<Þ	»~Ì»ýà»ˆ9v»Ì<»€B€8ÌÑ»"k©;îYq»Àšì:T"»š<LbI;kà;èÉm;=N;¯Eó;

@@ -1,0 +1,1 @@
+ B)decoder.block.1.layer.0.layer_norm.weightJ€’Ð<»Rò:½æH–»:0:»øA¼6Á</%Â¼œœ¼¶‰R<nöÝ»Ô€M<aøÐ;’™=õw–<¢‰<F5I<}xÆ¼d'»<î&c¼XÌ4:Ð°¥ºTÅ<ôy‰;¶ý<¼<Ò<r¯;àm¡;¶GG=°=¨<h…u½nÛk<Ì~»<

@@ -1,0 +1,2 @@
+BDdecoder.block.0.layer.0.SelfAttention.relative_attention_bias.weightJ€ í©½ˆ4¾PBx=›_«>ØÝÂ=KÓ¼[kÜ½Î€<p¾à<jx>‰ua>³‹=Å(e½"¥½¾ˆ–¾ÃŒ<ÈÑ=ê/³>ÝŽ€¼ÌV
+>¾¬9>Õž„½jŽ½·š>1û;úÔé½µr>ì£>kà{¾C&Ñ=…/Ë½W€Œ>

@@ -1,0 +1,1 @@
+BDencoder.block.0.layer.0.SelfAttention.relative_attention_bias.weightJ€t¾ìæ¸<~åô=Y	½~žb=P“>S=<½˜žX=x1Ï=Íj¼1>Ý=2Cš=z{ï½Z43½‰K§½Ál=>!=MW$>ÒCí½,ÌT½¾4e¾z\ý:X•S>5’©=gÏ"½ˆ#¡½¾Õ¾;YÊ¾è¾”RÌ¾

@@ -1,0 +1,1 @@
+ B/vit.embeddings.patch_embeddings.projection.biasJ€iB?<Ðd$<„qK»Ã)»{ë™<¦††<áÝ¼•»¼”ZF9S¼å@<z¯A¼á0;–añ<tK$:&½ÙhÚ<‰+<Ìßº»‡I8<‡'³»ÛAß»R*Ü»¸f¼Q‡¶»!ê&¼†z|¼$‡Ø<Ž³<Üb¼/‘Í;Wó¬¼
