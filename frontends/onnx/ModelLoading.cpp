@@ -3,14 +3,51 @@
 #include "ModelLoading.h"
 
 #include "onnx/checker.h"
+#include "onnx/defs/schema.h"
+#include "onnx/defs/shape_inference.h"
 #include "onnx/shape_inference/implementation.h"
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <sstream>
 
 namespace remat {
+
+namespace {
+
+/// Gives the ONNX library the schema of Gelu (opset 20) when it predates it
+/// (ONNX 1.12, which Debian 12 ships, knows opsets up to 17), so that its
+/// checker and shape inference accept models that use it. The library
+/// refuses schemas newer than the opsets it knows, so this one says "since
+/// 17"; the importer itself refuses Gelu below opset 20.
+void registerGeluSchemaIfMissing() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    if (onnx::OpSchemaRegistry::Schema("Gelu", 20, onnx::ONNX_DOMAIN))
+      return;
+    onnx::OpSchema schema;
+    schema.SetName("Gelu")
+        .SetDomain(onnx::ONNX_DOMAIN)
+        .SinceVersion(17)
+        .SetDoc("Gelu (opset 20), registered by remat for an ONNX library "
+                "that predates it")
+        .Attr("approximate", "\"none\" (erf) or \"tanh\"",
+              onnx::AttributeProto::STRING, std::string("none"))
+        .Input(0, "X", "input", "T")
+        .Output(0, "Y", "output", "T")
+        .TypeConstraint("T",
+                        {"tensor(float16)", "tensor(float)", "tensor(double)",
+                         "tensor(bfloat16)"},
+                        "float tensors")
+        .TypeAndShapeInferenceFunction(
+            onnx::propagateShapeAndTypeFromFirstInput);
+    onnx::RegisterSchema(std::move(schema));
+  });
+}
+
+} // namespace
 
 bool loadOnnxModel(llvm::StringRef path, onnx::ModelProto &model,
                    std::string &error) {
@@ -34,6 +71,7 @@ bool loadOnnxModel(llvm::StringRef path, onnx::ModelProto &model,
     error = path.str() + ": not an ONNX model (no graph)";
     return false;
   }
+  registerGeluSchemaIfMissing();
   try {
     // The path form resolves external data relative to the model's directory
     // (the ModelProto form would resolve it against the working directory).
