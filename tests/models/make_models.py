@@ -282,6 +282,17 @@ def activations():
     save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]),
          "activations.onnx")
 
+    # Constant inputs of the parameterless ones fold at import.
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])
+    nodes = [
+        const("angles", np.array([0, np.pi / 2], dtype=np.float32)),
+        helper.make_node("Sin", ["angles"], ["s"], name="sin"),
+        helper.make_node("Softsign", ["s"], ["c"], name="softsign"),
+        helper.make_node("Add", ["x", "c"], ["y"], name="add"),
+    ]
+    graph = helper.make_graph(nodes, "fold", [x], [outv("y", 1)])
+    save(helper.make_model(graph, opset_imports=OPSET), "activations_fold.onnx")
+
     # Opset 10: the bounds are attributes; without them they are float's
     # lowest and max (the schema's defaults), which clip infinities.
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4])
