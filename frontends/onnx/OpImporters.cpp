@@ -1,8 +1,9 @@
 //===- OpImporters.cpp - ONNX op -> remat dialect, one handler per op ------===//
 //
 // The table at the bottom maps each supported ONNX op type (default domain,
-// opsets 7..17, and Gelu's 20) to its importer. Handlers read inputs and attributes through
-// NodeImporter, which reports every problem with the node's name.
+// opsets 7..17, and 20 for Gelu) to its importer. Handlers read inputs and
+// attributes through NodeImporter, which reports every problem with the
+// node's name.
 //
 //===----------------------------------------------------------------------===//
 
@@ -190,19 +191,20 @@ LogicalResult importClip(NodeImporter &n) {
                 n.ic.create<ClipOp>(n.loc, x, n.b.getF64FloatAttr(lower),
                                     n.b.getF64FloatAttr(upper)),
                 "remat.clip");
-  // Integer bounds are exact in double up to 2^53, beyond any int32 and
-  // any int64 bound a model plausibly holds.
+  // Integers: the bound constants themselves (exact, unlike their double
+  // values beyond 2^53), as 0-d tensors so that they broadcast anywhere.
   Value y = x;
-  if (n.has(1)) {
-    Operation *op = n.ic.create<MaxOp>(n.loc, y, scalar(n, element, lower));
+  for (int i : {1, 2}) {
+    if (!n.has(i))
+      continue;
+    Value bound = n.in(i, i == 1 ? "min" : "max");
+    bound = bound ? reshapeTo(n, bound, {}) : Value();
+    if (!bound)
+      return failure();
+    Operation *op = i == 1 ? n.ic.create<MaxOp>(n.loc, y, bound)
+                           : n.ic.create<MinOp>(n.loc, y, bound);
     if (!op)
-      return n.failCreate("remat.max");
-    y = op->getResult(0);
-  }
-  if (n.has(2)) {
-    Operation *op = n.ic.create<MinOp>(n.loc, y, scalar(n, element, upper));
-    if (!op)
-      return n.failCreate("remat.min");
+      return n.failCreate(i == 1 ? "remat.max" : "remat.min");
     y = op->getResult(0);
   }
   return n.out(0, y);

@@ -99,10 +99,9 @@ def Remat_GeluOp : Remat_UnaryOp<"gelu", Remat_FloatTensor, [Remat_Differentiabl
 
 // Parameterised activations (ONNX's formulas and attribute defaults) and the
 // trigonometric ops. Their gradients are one remat.activation_backward each.
-class Remat_ActivationOp<string mnemonic, list<Trait> traits = []>
+class Remat_ActivationOp<string mnemonic>
     : Remat_UnaryOp<mnemonic, Remat_FloatTensor,
-                    !listconcat([Remat_InPlaceElementwise, Remat_Differentiable],
-                                traits)>;
+                    [Remat_InPlaceElementwise, Remat_Differentiable]>;
 
 def Remat_LeakyReluOp : Remat_ActivationOp<"leaky_relu"> {
   let summary = "x >= 0 ? x : alpha * x";
