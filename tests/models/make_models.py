@@ -320,6 +320,9 @@ def activations():
     graph = helper.make_graph(nodes, "clip_int", [x], [outv("y", 1, TensorProto.INT64)])
     save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]),
          "clip_int.onnx")
+    xv = np.array([-(2**40), -2, 0, 2**40], dtype=np.int64)
+    save_data_set(os.path.join(HERE, "clip_int", "test_data_set_0"), [("x", xv)],
+                  [("y", np.clip(xv, -2, 3))])
 
     # A bound that is a graph input has no compile-time value.
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])
