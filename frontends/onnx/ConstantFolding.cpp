@@ -98,6 +98,10 @@ std::optional<rt::UnaryOp> unaryOpFor(llvm::StringRef op) {
       .Case("Relu", rt::UnaryOp::Relu)
       .Case("Not", rt::UnaryOp::Not)
       .Case("Abs", rt::UnaryOp::Abs)
+      .Case("Softplus", rt::UnaryOp::Softplus)
+      .Case("Softsign", rt::UnaryOp::Softsign)
+      .Case("Sin", rt::UnaryOp::Sin)
+      .Case("Cos", rt::UnaryOp::Cos)
       .Default(std::nullopt);
 }
 

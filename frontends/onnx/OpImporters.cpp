@@ -1,8 +1,9 @@
 //===- OpImporters.cpp - ONNX op -> remat dialect, one handler per op ------===//
 //
 // The table at the bottom maps each supported ONNX op type (default domain,
-// opsets 7..17) to its importer. Handlers read inputs and attributes through
-// NodeImporter, which reports every problem with the node's name.
+// opsets 7..17, and 20 for Gelu) to its importer. Handlers read inputs and
+// attributes through NodeImporter, which reports every problem with the
+// node's name.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,7 +14,11 @@
 #include "remat/runtime/Kernels.h"
 #include "remat/runtime/TensorProtoIO.h"
 
+#include <array>
 #include <cmath>
+#include <cstring>
+#include <limits>
+#include <tuple>
 
 using namespace mlir;
 
@@ -88,6 +93,138 @@ template <typename OpTy> LogicalResult variadic(NodeImporter &n) {
     acc = op->getResult(0);
   }
   return n.out(0, acc);
+}
+
+/// An activation whose parameters are float attributes: `defaults` are the
+/// schema's (float values, as an attribute would hold them); the op is built
+/// from X and one F64 attribute per parameter, in order.
+template <typename OpTy, size_t N>
+LogicalResult activation(
+    NodeImporter &n, const std::array<std::pair<StringRef, float>, N> &defaults) {
+  Value x = n.in(0, "X");
+  if (!x)
+    return failure();
+  std::array<FloatAttr, N> params;
+  for (size_t i = 0; i < N; ++i) {
+    auto value = n.attrFloat(defaults[i].first, defaults[i].second);
+    if (!value)
+      return failure();
+    params[i] = n.b.getF64FloatAttr(*value);
+  }
+  Operation *op = std::apply(
+      [&](auto... attrs) { return n.ic.create<OpTy>(n.loc, x, attrs...); },
+      params);
+  return emit(n, op, OpTy::getOperationName());
+}
+
+LogicalResult importLeakyRelu(NodeImporter &n) {
+  return activation<LeakyReluOp, 1>(n, {{{"alpha", 0.01f}}});
+}
+LogicalResult importElu(NodeImporter &n) {
+  return activation<EluOp, 1>(n, {{{"alpha", 1.0f}}});
+}
+LogicalResult importSelu(NodeImporter &n) {
+  return activation<SeluOp, 2>(
+      n, {{{"alpha", 1.67326319217681884765625f}, {"gamma", 1.05070102214813232421875f}}});
+}
+LogicalResult importHardSigmoid(NodeImporter &n) {
+  return activation<HardSigmoidOp, 2>(n, {{{"alpha", 0.2f}, {"beta", 0.5f}}});
+}
+
+LogicalResult importPRelu(NodeImporter &n) {
+  Value x = n.in(0, "X");
+  Value slope = x ? n.in(1, "slope") : Value();
+  if (!slope)
+    return failure();
+  return emit(n, n.ic.create<PReluOp>(n.loc, x, slope), "remat.prelu");
+}
+
+/// A Clip bound given as an input (opset 11+): a compile-time scalar of the
+/// input's type. Returns false after reporting an error.
+bool clipBound(NodeImporter &n, int i, StringRef what, Type element,
+               double &bound) {
+  if (!n.has(i))
+    return true; // absent: no bound on this side
+  const rt::Tensor *t = n.known(i, what);
+  if (!t)
+    return false;
+  if (t->numel() != 1) {
+    (void)n.fail("input '" + what + "' must be a scalar, got shape " +
+                 rt::shapeToString(t->shape()));
+    return false;
+  }
+  if (elementTypeFor(&n.ic.ctx, t->dtype()) != element) {
+    (void)n.fail("input '" + what + "' must have the element type of 'input'");
+    return false;
+  }
+  rt::Tensor one(t->dtype(), {}), wide(rt::DType::F64, {});
+  std::memcpy(one.data(), t->data(), rt::dtypeSize(t->dtype()));
+  rt::cast(one.view(), wide.view());
+  bound = *wide.as<double>();
+  return true;
+}
+
+/// Clip: bounds are attributes before opset 11 (defaulting to float's
+/// lowest and max, as that schema says), optional inputs since (absent means
+/// unbounded). Either way they must be known at compile time. Float inputs
+/// become remat.clip; integer inputs (opset 12+) a max and a min.
+LogicalResult importClip(NodeImporter &n) {
+  Value x = n.in(0, "input");
+  if (!x)
+    return failure();
+  Type element = typeOf(x).getElementType();
+  double lower = -std::numeric_limits<double>::infinity();
+  double upper = std::numeric_limits<double>::infinity();
+  if (n.ic.opset < 11) {
+    auto min = n.attrFloat("min", std::numeric_limits<float>::lowest());
+    auto max = n.attrFloat("max", std::numeric_limits<float>::max());
+    if (!min || !max)
+      return failure();
+    lower = *min;
+    upper = *max;
+  } else if (!clipBound(n, 1, "min", element, lower) ||
+             !clipBound(n, 2, "max", element, upper)) {
+    return failure();
+  }
+  if (llvm::isa<FloatType>(element))
+    return emit(n,
+                n.ic.create<ClipOp>(n.loc, x, n.b.getF64FloatAttr(lower),
+                                    n.b.getF64FloatAttr(upper)),
+                "remat.clip");
+  // Integers: the bound constants themselves (exact, unlike their double
+  // values beyond 2^53), as 0-d tensors so that they broadcast anywhere.
+  Value y = x;
+  for (int i : {1, 2}) {
+    if (!n.has(i))
+      continue;
+    Value bound = n.in(i, i == 1 ? "min" : "max");
+    bound = bound ? reshapeTo(n, bound, {}) : Value();
+    if (!bound)
+      return failure();
+    Operation *op = i == 1 ? n.ic.create<MaxOp>(n.loc, y, bound)
+                           : n.ic.create<MinOp>(n.loc, y, bound);
+    if (!op)
+      return n.failCreate(i == 1 ? "remat.max" : "remat.min");
+    y = op->getResult(0);
+  }
+  return n.out(0, y);
+}
+
+/// Gelu (opset 20) is remat.gelu, which remat-fuse-gelu also produces.
+LogicalResult importGelu(NodeImporter &n) {
+  if (n.ic.opset < 20)
+    return n.fail("Gelu needs opset 20 or later (the model imports opset " +
+                  Twine(n.ic.opset) + ")");
+  Value x = n.in(0, "X");
+  auto approximate = n.attrString("approximate", "none");
+  if (!x || !approximate)
+    return failure();
+  if (*approximate != "none" && *approximate != "tanh")
+    return n.fail("attribute 'approximate' must be \"none\" or \"tanh\", got \"" +
+                  *approximate + "\"");
+  return emit(n,
+              n.ic.create<GeluOp>(n.loc, x, n.b.getStringAttr(*approximate)),
+              "remat.gelu");
 }
 
 LogicalResult importIdentity(NodeImporter &n) {
@@ -929,6 +1066,17 @@ const llvm::StringMap<OpHandler> &opHandlers() {
       {"Tanh", unary<TanhOp>},
       {"Sigmoid", unary<SigmoidOp>},
       {"Relu", unary<ReluOp>},
+      {"LeakyRelu", importLeakyRelu},
+      {"Elu", importElu},
+      {"Selu", importSelu},
+      {"Softplus", unary<SoftplusOp>},
+      {"Softsign", unary<SoftsignOp>},
+      {"HardSigmoid", importHardSigmoid},
+      {"PRelu", importPRelu},
+      {"Clip", importClip},
+      {"Gelu", importGelu},
+      {"Sin", unary<SinOp>},
+      {"Cos", unary<CosOp>},
       {"Not", unary<NotOp>},
       {"Where", importWhere},
       {"Cast", importCast},

@@ -1,7 +1,8 @@
-//===- ActivationGrad.cpp - GELU, softmax and log-softmax backward --------===//
+//===- ActivationGrad.cpp - Activation, softmax and log-softmax backward --===//
 //
-// Per-element derivatives are evaluated in double; the softmax row sums
-// accumulate in double like the forward's.
+// GELU's per-element derivatives are evaluated in double; the softmax row
+// sums accumulate in double like the forward's. activationBackward computes
+// in the storage precision, as the forward unary ops do.
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,6 +31,67 @@ double geluTanhDerivative(double x) {
   const double k = 0.7978845608028654, c = 0.044715;
   const double t = std::tanh(k * (x + c * x * x * x));
   return 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * k * (1.0 + 3.0 * c * x * x);
+}
+
+template <typename T, typename F>
+void backwardLoop(const TensorView &x, const TensorView &dy,
+                  const TensorView &dx, F derivativeTimesDy) {
+  const T *px = x.as<const T>(), *pdy = dy.as<const T>();
+  T *pdx = dx.as<T>();
+  for (int64_t i = 0, n = x.numel(); i < n; ++i)
+    pdx[i] = derivativeTimesDy(px[i], pdy[i]);
+}
+
+/// dx = dy * op'(x) in T (see KernelApi.inc for the side each kink takes).
+template <typename T>
+void activationBackwardFloat(UnaryOp op, const TensorView &x,
+                             const TensorView &dy, const TensorView &dx,
+                             const UnaryParams &params) {
+  const T alpha = static_cast<T>(params.alpha);
+  const T beta = static_cast<T>(params.beta);
+  const T gamma = static_cast<T>(params.gamma);
+  const T lower = static_cast<T>(params.lower);
+  const T upper = static_cast<T>(params.upper);
+  switch (op) {
+  case UnaryOp::LeakyRelu:
+    return backwardLoop<T>(x, dy, dx,
+                           [=](T v, T g) { return v > 0 ? g : g * alpha; });
+  case UnaryOp::Elu:
+    return backwardLoop<T>(x, dy, dx, [=](T v, T g) {
+      return v > 0 ? g : g * (alpha * std::exp(v));
+    });
+  case UnaryOp::Selu:
+    return backwardLoop<T>(x, dy, dx, [=](T v, T g) {
+      return v > 0 ? g * gamma : g * (gamma * alpha * std::exp(v));
+    });
+  case UnaryOp::Softplus:
+    // sigmoid(x), split by sign so exp never overflows.
+    return backwardLoop<T>(x, dy, dx, [](T v, T g) {
+      if (v >= 0)
+        return g / (T(1) + std::exp(-v));
+      const T e = std::exp(v);
+      return g * (e / (T(1) + e));
+    });
+  case UnaryOp::Softsign:
+    return backwardLoop<T>(x, dy, dx, [](T v, T g) {
+      const T s = T(1) + std::abs(v);
+      return g / (s * s);
+    });
+  case UnaryOp::HardSigmoid:
+    return backwardLoop<T>(x, dy, dx, [=](T v, T g) {
+      const T u = alpha * v + beta;
+      return u > 0 && u < 1 ? g * alpha : T(0);
+    });
+  case UnaryOp::Clip:
+    return backwardLoop<T>(x, dy, dx, [=](T v, T g) {
+      return v >= lower && v <= upper ? g : T(0);
+    });
+  case UnaryOp::Sin:
+    return backwardLoop<T>(x, dy, dx, [](T v, T g) { return g * std::cos(v); });
+  case UnaryOp::Cos:
+    return backwardLoop<T>(x, dy, dx, [](T v, T g) { return -g * std::sin(v); });
+  default: fail("activationBackward", "op has no activation backward");
+  }
 }
 
 /// Runs row(y, dy, dx, n, stride) over every row along `axis`.
@@ -63,6 +125,17 @@ void geluBackward(const TensorView &x, const TensorView &dy,
     else
       for (int64_t i = 0; i < n; ++i)
         pdx[i] = static_cast<T>(pdy[i] * geluErfDerivative(px[i]));
+  });
+}
+
+void activationBackward(UnaryOp op, const TensorView &x, const TensorView &dy,
+                        const TensorView &dx, const UnaryParams &params) {
+  const char *kernel = "activationBackward";
+  checkSameAsX(kernel, x, dy, "dy");
+  checkSameAsX(kernel, x, dx, "dx");
+  dispatchFloat(x.dtype, kernel, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    activationBackwardFloat<T>(op, x, dy, dx, params);
   });
 }
 

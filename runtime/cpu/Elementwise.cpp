@@ -46,7 +46,14 @@ template <typename T> void unaryInteger(UnaryOp op, const TensorView &x,
 }
 
 template <typename T> void unaryFloat(UnaryOp op, const TensorView &x,
-                                      const TensorView &y) {
+                                      const TensorView &y,
+                                      const UnaryParams &params) {
+  // The parameters in the storage precision, so that fp32 math stays fp32.
+  const T alpha = static_cast<T>(params.alpha);
+  const T beta = static_cast<T>(params.beta);
+  const T gamma = static_cast<T>(params.gamma);
+  const T lower = static_cast<T>(params.lower);
+  const T upper = static_cast<T>(params.upper);
   switch (op) {
   case UnaryOp::Neg: return unaryLoop<T>(x, y, [](T v) { return -v; });
   case UnaryOp::Abs: return unaryLoop<T>(x, y, [](T v) { return std::abs(v); });
@@ -79,6 +86,35 @@ template <typename T> void unaryFloat(UnaryOp op, const TensorView &x,
       const T k = T(0.7978845608028654); // sqrt(2 / pi)
       return v * T(0.5) * (T(1) + std::tanh(k * (v + T(0.044715) * v * v * v)));
     });
+  // The comparisons are written so that NaN propagates.
+  case UnaryOp::LeakyRelu:
+    return unaryLoop<T>(x, y, [=](T v) { return v < 0 ? alpha * v : v; });
+  case UnaryOp::Elu:
+    return unaryLoop<T>(x, y,
+                        [=](T v) { return v < 0 ? alpha * std::expm1(v) : v; });
+  case UnaryOp::Selu:
+    return unaryLoop<T>(x, y, [=](T v) {
+      return v > 0 ? gamma * v : gamma * alpha * std::expm1(v);
+    });
+  case UnaryOp::Softplus:
+    // max(x, 0) + log1p(exp(-|x|)): exp never overflows.
+    return unaryLoop<T>(x, y, [](T v) {
+      return (v > 0 ? v : T(0)) + std::log1p(std::exp(-std::abs(v)));
+    });
+  case UnaryOp::Softsign:
+    return unaryLoop<T>(x, y, [](T v) { return v / (T(1) + std::abs(v)); });
+  case UnaryOp::HardSigmoid:
+    return unaryLoop<T>(x, y, [=](T v) {
+      const T u = alpha * v + beta;
+      return u < 0 ? T(0) : u > 1 ? T(1) : u;
+    });
+  case UnaryOp::Clip:
+    return unaryLoop<T>(x, y, [=](T v) {
+      const T low = v < lower ? lower : v;
+      return low > upper ? upper : low;
+    });
+  case UnaryOp::Sin: return unaryLoop<T>(x, y, [](T v) { return std::sin(v); });
+  case UnaryOp::Cos: return unaryLoop<T>(x, y, [](T v) { return std::cos(v); });
   case UnaryOp::Not: fail("unary", "Not is defined on bool only");
   }
   fail("unary", "unknown op");
@@ -144,6 +180,12 @@ struct MinOp {
       if (std::isnan(a) || std::isnan(b))
         return a + b;
     return b < a ? b : a;
+  }
+};
+/// PRelu: the slope applies to negative inputs (NaN propagates).
+struct PReluOp {
+  template <typename T> T operator()(T a, T slope) const {
+    return a < 0 ? a * slope : a;
   }
 };
 struct PowOp {
@@ -280,7 +322,8 @@ template <typename D, typename W> D narrow(W v) {
 
 } // namespace
 
-void unary(UnaryOp op, const TensorView &x, const TensorView &y) {
+void unary(UnaryOp op, const TensorView &x, const TensorView &y,
+           const UnaryParams &params) {
   requireDType(y, x.dtype, "unary", "output");
   requireNumel(y, x.numel(), "unary", "output");
   if (op == UnaryOp::Not) {
@@ -288,8 +331,8 @@ void unary(UnaryOp op, const TensorView &x, const TensorView &y) {
     return unaryLoop<uint8_t>(x, y, [](uint8_t v) { return uint8_t(v == 0); });
   }
   switch (x.dtype) {
-  case DType::F32: return unaryFloat<float>(op, x, y);
-  case DType::F64: return unaryFloat<double>(op, x, y);
+  case DType::F32: return unaryFloat<float>(op, x, y, params);
+  case DType::F64: return unaryFloat<double>(op, x, y, params);
   case DType::I64: return unaryInteger<int64_t>(op, x, y);
   case DType::I32: return unaryInteger<int32_t>(op, x, y);
   default: unsupportedDType("unary", x.dtype);
@@ -315,6 +358,12 @@ void binary(BinaryOp op, const TensorView &a, const TensorView &b,
         using E = typename decltype(expTag)::type;
         broadcastBinary<T, E, T>(a, b, out, PowOp{});
       });
+    });
+  case BinaryOp::PRelu:
+    requireDType(out, a.dtype, "binary", "output");
+    return dispatchFloat(a.dtype, "binary(PRelu)", [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      broadcastBinary<T, T, T>(a, b, out, PReluOp{});
     });
   case BinaryOp::Equal: return comparisonBinary(a, b, out, EqualOp{});
   case BinaryOp::Less: return comparisonBinary(a, b, out, LessOp{});

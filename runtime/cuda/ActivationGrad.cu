@@ -1,8 +1,9 @@
-//===- ActivationGrad.cu - GELU, softmax and log-softmax backward ---------===//
+//===- ActivationGrad.cu - Activation, softmax and log-softmax backward ---===//
 //
-// The CUDA versions of runtime/cpu/ActivationGrad.cpp: per-element
+// The CUDA versions of runtime/cpu/ActivationGrad.cpp: GELU's per-element
 // derivatives in double, row sums in double over groups of lanes as in the
-// forward softmax (Normalization.cu).
+// forward softmax (Normalization.cu); activationBackward in the storage
+// precision with the CPU's formulas.
 //
 //===----------------------------------------------------------------------===//
 
@@ -42,6 +43,50 @@ __global__ void geluBackwardKernel(const T *x, const T *dy, T *dx, int64_t n,
     const double d =
         tanhApproximation ? geluTanhDerivative(xi) : geluErfDerivative(xi);
     dx[i] = static_cast<T>(static_cast<double>(dy[i]) * d);
+  }
+}
+
+/// activationBackward's parameters in T (converted on the host).
+template <typename T> struct ActivationParams {
+  T alpha, beta, gamma, lower, upper;
+};
+
+/// dy * op'(x): the CPU's formulas (see KernelApi.inc for the kinks).
+template <typename T>
+__device__ T activationDerivative(UnaryOp op, T x, T dy,
+                                  const ActivationParams<T> &p) {
+  switch (op) {
+  case UnaryOp::LeakyRelu: return x > 0 ? dy : dy * p.alpha;
+  case UnaryOp::Elu: return x > 0 ? dy : dy * (p.alpha * dExp(x));
+  case UnaryOp::Selu:
+    return x > 0 ? dy * p.gamma : dy * (p.gamma * p.alpha * dExp(x));
+  case UnaryOp::Softplus: {
+    // sigmoid(x), split by sign so exp never overflows.
+    if (x >= 0)
+      return dy / (T(1) + dExp(-x));
+    const T e = dExp(x);
+    return dy * (e / (T(1) + e));
+  }
+  case UnaryOp::Softsign: {
+    const T s = T(1) + dAbs(x);
+    return dy / (s * s);
+  }
+  case UnaryOp::HardSigmoid: {
+    const T u = p.alpha * x + p.beta;
+    return u > 0 && u < 1 ? dy * p.alpha : T(0);
+  }
+  case UnaryOp::Clip: return x >= p.lower && x <= p.upper ? dy : T(0);
+  case UnaryOp::Sin: return dy * dCos(x);
+  default: return -dy * dSin(x); // Cos (the host checked the op)
+  }
+}
+
+template <typename T>
+__global__ void activationBackwardKernel(UnaryOp op, const T *x, const T *dy,
+                                         T *dx, int64_t n,
+                                         ActivationParams<T> params) {
+  REMAT_GRID_STRIDE_LOOP(i, n) {
+    dx[i] = activationDerivative(op, x[i], dy[i], params);
   }
 }
 
@@ -115,6 +160,39 @@ void geluBackward(const TensorView &x, const TensorView &dy,
       return;
     geluBackwardKernel<T><<<gridFor(n), kThreads, 0, stream>>>(
         x.as<const T>(), dy.as<const T>(), dx.as<T>(), n, tanhApproximation);
+    checkLaunch(kernel);
+  });
+}
+
+void activationBackward(UnaryOp op, const TensorView &x, const TensorView &dy,
+                        const TensorView &dx, const UnaryParams &params) {
+  const char *kernel = "activationBackward";
+  checkSameAsX(kernel, x, dy, "dy");
+  checkSameAsX(kernel, x, dx, "dx");
+  switch (op) {
+  case UnaryOp::LeakyRelu:
+  case UnaryOp::Elu:
+  case UnaryOp::Selu:
+  case UnaryOp::Softplus:
+  case UnaryOp::Softsign:
+  case UnaryOp::HardSigmoid:
+  case UnaryOp::Clip:
+  case UnaryOp::Sin:
+  case UnaryOp::Cos: break;
+  default: fail(kernel, "op has no activation backward");
+  }
+  cudaStream_t stream = context(kernel).stream;
+  dispatchFloat(x.dtype, kernel, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const int64_t n = x.numel();
+    if (n == 0)
+      return;
+    const ActivationParams<T> p{
+        static_cast<T>(params.alpha), static_cast<T>(params.beta),
+        static_cast<T>(params.gamma), static_cast<T>(params.lower),
+        static_cast<T>(params.upper)};
+    activationBackwardKernel<T><<<gridFor(n), kThreads, 0, stream>>>(
+        op, x.as<const T>(), dy.as<const T>(), dx.as<T>(), n, p);
     checkLaunch(kernel);
   });
 }

@@ -170,6 +170,14 @@ __device__ inline float dAbs(float v) { return fabsf(v); }
 __device__ inline double dAbs(double v) { return fabs(v); }
 __device__ inline float dPow(float a, float b) { return powf(a, b); }
 __device__ inline double dPow(double a, double b) { return pow(a, b); }
+__device__ inline float dExpm1(float v) { return expm1f(v); }
+__device__ inline double dExpm1(double v) { return expm1(v); }
+__device__ inline float dLog1p(float v) { return log1pf(v); }
+__device__ inline double dLog1p(double v) { return log1p(v); }
+__device__ inline float dSin(float v) { return sinf(v); }
+__device__ inline double dSin(double v) { return sin(v); }
+__device__ inline float dCos(float v) { return cosf(v); }
+__device__ inline double dCos(double v) { return cos(v); }
 
 template <typename T> __device__ inline bool dIsNan(T v) {
   if constexpr (std::is_floating_point_v<T>)

@@ -30,7 +30,23 @@ template <typename T> __device__ T wrapNeg(T v) {
   return static_cast<T>(U(0) - static_cast<U>(v));
 }
 
-template <typename T> __device__ T unaryOp(UnaryOp op, T v) {
+/// UnaryParams in the storage precision (converted on the host), so that
+/// fp32 kernels do no double math.
+template <typename T> struct DeviceUnaryParams {
+  T alpha, beta, gamma, lower, upper;
+};
+
+template <typename T> DeviceUnaryParams<T> toDevice(const UnaryParams &p) {
+  if constexpr (std::is_floating_point_v<T>)
+    return {static_cast<T>(p.alpha), static_cast<T>(p.beta),
+            static_cast<T>(p.gamma), static_cast<T>(p.lower),
+            static_cast<T>(p.upper)};
+  else
+    return {}; // the integer ops take no parameters
+}
+
+template <typename T>
+__device__ T unaryOp(UnaryOp op, T v, const DeviceUnaryParams<T> &p) {
   if constexpr (std::is_integral_v<T>) {
     switch (op) {
     case UnaryOp::Neg: return wrapNeg(v);
@@ -61,14 +77,33 @@ template <typename T> __device__ T unaryOp(UnaryOp op, T v) {
       const T k = T(0.7978845608028654); // sqrt(2 / pi)
       return v * T(0.5) * (T(1) + dTanh(k * (v + T(0.044715) * v * v * v)));
     }
+    // The comparisons are written so that NaN propagates.
+    case UnaryOp::LeakyRelu: return v < 0 ? p.alpha * v : v;
+    case UnaryOp::Elu: return v < 0 ? p.alpha * dExpm1(v) : v;
+    case UnaryOp::Selu:
+      return v > 0 ? p.gamma * v : p.gamma * p.alpha * dExpm1(v);
+    case UnaryOp::Softplus: // max(x, 0) + log1p(exp(-|x|)): no overflow
+      return (v > 0 ? v : T(0)) + dLog1p(dExp(-dAbs(v)));
+    case UnaryOp::Softsign: return v / (T(1) + dAbs(v));
+    case UnaryOp::HardSigmoid: {
+      const T u = p.alpha * v + p.beta;
+      return u < 0 ? T(0) : u > 1 ? T(1) : u;
+    }
+    case UnaryOp::Clip: {
+      const T low = v < p.lower ? p.lower : v;
+      return low > p.upper ? p.upper : low;
+    }
+    case UnaryOp::Sin: return dSin(v);
+    case UnaryOp::Cos: return dCos(v);
     default: return v; // Not: rejected on the host
     }
   }
 }
 
 template <typename T>
-__global__ void unaryKernel(UnaryOp op, const T *x, T *y, int64_t n) {
-  REMAT_GRID_STRIDE_LOOP(i, n) { y[i] = unaryOp(op, x[i]); }
+__global__ void unaryKernel(UnaryOp op, const T *x, T *y, int64_t n,
+                            DeviceUnaryParams<T> params) {
+  REMAT_GRID_STRIDE_LOOP(i, n) { y[i] = unaryOp(op, x[i], params); }
 }
 
 __global__ void notKernel(const uint8_t *x, uint8_t *y, int64_t n) {
@@ -143,6 +178,11 @@ template <typename T> struct ComparisonOp {
   }
 };
 
+/// PRelu: a < 0 ? a * slope : a (floats; NaN propagates).
+template <typename T> struct PReluOp {
+  __device__ T operator()(T a, T slope) const { return a < 0 ? a * slope : a; }
+};
+
 /// Float base, float or integer exponent.
 template <typename T, typename E> struct PowOp {
   __device__ T operator()(T a, E b) const {
@@ -202,7 +242,8 @@ template <typename T> __global__ void fillKernel(T *y, T value, int64_t n) {
 
 } // namespace
 
-void unary(UnaryOp op, const TensorView &x, const TensorView &y) {
+void unary(UnaryOp op, const TensorView &x, const TensorView &y,
+           const UnaryParams &params) {
   const char *kernel = "unary";
   requireDType(y, x.dtype, kernel, "output");
   requireNumel(y, x.numel(), kernel, "output");
@@ -225,8 +266,8 @@ void unary(UnaryOp op, const TensorView &x, const TensorView &y) {
     using T = typename decltype(tag)::type;
     if (n == 0)
       return;
-    unaryKernel<T><<<gridFor(n), kThreads, 0, stream>>>(op, x.as<const T>(),
-                                                        y.as<T>(), n);
+    unaryKernel<T><<<gridFor(n), kThreads, 0, stream>>>(
+        op, x.as<const T>(), y.as<T>(), n, toDevice<T>(params));
     checkLaunch(kernel);
   });
 }
@@ -258,6 +299,13 @@ void binary(BinaryOp op, const TensorView &a, const TensorView &b,
         using E = typename decltype(expTag)::type;
         launchBinary<T, E, T>(a, b, out, PowOp<T, E>{});
       });
+    });
+    return;
+  case BinaryOp::PRelu:
+    requireDType(out, a.dtype, kernel, "output");
+    dispatchFloat(a.dtype, "binary(PRelu)", [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      launchBinary<T, T, T>(a, b, out, PReluOp<T>{});
     });
     return;
   case BinaryOp::Equal:

@@ -5,6 +5,7 @@ Run with Debian's python3-onnx: /usr/bin/python3 tests/models/make_models.py
 The generated .onnx files (a few KB) are committed next to this script.
 """
 
+import math
 import os
 
 import numpy as np
@@ -252,6 +253,175 @@ def conv_pool():
     save(helper.make_model(graph, opset_imports=OPSET), "conv_bn.onnx")
 
 
+def activations():
+    """LeakyRelu, Elu, Selu, Softplus, Softsign, HardSigmoid, Sin, Cos, PRelu
+    and Clip (opset 13: bounds as inputs) in one chain, with some parameters
+    given and some left at their defaults; Clip in its other forms; and the
+    models the importer must refuse."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])
+    slope = weight("prelu.slope", [3], seed=7)
+    nodes = [
+        helper.make_node("LeakyRelu", ["x"], ["a1"], name="leaky", alpha=0.2),
+        helper.make_node("LeakyRelu", ["a1"], ["a2"], name="leaky_default"),
+        helper.make_node("Elu", ["a2"], ["a3"], name="elu", alpha=0.5),
+        helper.make_node("Selu", ["a3"], ["a4"], name="selu"),
+        helper.make_node("Softplus", ["a4"], ["a5"], name="softplus"),
+        helper.make_node("Softsign", ["a5"], ["a6"], name="softsign"),
+        helper.make_node("HardSigmoid", ["a6"], ["a7"], name="hard_sigmoid",
+                         alpha=0.25, beta=0.4),
+        helper.make_node("Sin", ["a7"], ["a8"], name="sin"),
+        helper.make_node("Cos", ["a8"], ["a9"], name="cos"),
+        helper.make_node("PRelu", ["a9", "prelu.slope"], ["a10"], name="prelu"),
+        const("lo", np.array(0.125, dtype=np.float32)),
+        const("hi", np.array(0.875, dtype=np.float32)),
+        helper.make_node("Clip", ["a10", "lo", "hi"], ["a11"], name="clip"),
+        helper.make_node("Clip", ["a11", "", "hi"], ["y"], name="clip_max_only"),
+    ]
+    graph = helper.make_graph(nodes, "activations", [x], [outv("y", 2)],
+                              initializer=[slope])
+    save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]),
+         "activations.onnx")
+
+    # Constant inputs of the parameterless ones fold at import.
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])
+    nodes = [
+        const("angles", np.array([0, np.pi / 2], dtype=np.float32)),
+        helper.make_node("Sin", ["angles"], ["s"], name="sin"),
+        helper.make_node("Softsign", ["s"], ["c"], name="softsign"),
+        helper.make_node("Add", ["x", "c"], ["y"], name="add"),
+    ]
+    graph = helper.make_graph(nodes, "fold", [x], [outv("y", 1)])
+    save(helper.make_model(graph, opset_imports=OPSET), "activations_fold.onnx")
+
+    # Opset 10: the bounds are attributes; without them they are float's
+    # lowest and max (the schema's defaults), which clip infinities.
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4])
+    nodes = [
+        helper.make_node("Clip", ["x"], ["a"], name="clip", min=-1.0, max=2.0),
+        helper.make_node("Clip", ["x"], ["b"], name="clip_default"),
+    ]
+    graph = helper.make_graph(nodes, "clip10", [x], [outv("a", 2), outv("b", 2)])
+    save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 10)]),
+         "clip_opset10.onnx")
+    inf = np.float32(np.inf)
+    xv = np.array([[-3, -1, 0.5, 2], [2.5, -inf, inf, -0.25]], dtype=np.float32)
+    fmax = np.finfo(np.float32).max
+    save_data_set(os.path.join(HERE, "clip_opset10", "test_data_set_0"), [("x", xv)],
+                  [("a", np.minimum(np.maximum(xv, -1), 2)),
+                   ("b", np.minimum(np.maximum(xv, -fmax), fmax))])
+
+    # Integer Clip (opset 12+) is a max and a min.
+    x = helper.make_tensor_value_info("x", TensorProto.INT64, [4])
+    nodes = [
+        const("lo", np.array(-2, dtype=np.int64)),
+        const("hi", np.array(3, dtype=np.int64)),
+        helper.make_node("Clip", ["x", "lo", "hi"], ["y"], name="clip"),
+    ]
+    graph = helper.make_graph(nodes, "clip_int", [x], [outv("y", 1, TensorProto.INT64)])
+    save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]),
+         "clip_int.onnx")
+    xv = np.array([-(2**40), -2, 0, 2**40], dtype=np.int64)
+    save_data_set(os.path.join(HERE, "clip_int", "test_data_set_0"), [("x", xv)],
+                  [("y", np.clip(xv, -2, 3))])
+
+    # A bound that is a graph input has no compile-time value.
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])
+    lo = helper.make_tensor_value_info("lo", TensorProto.FLOAT, [])
+    graph = helper.make_graph([helper.make_node("Clip", ["x", "lo"], ["y"], name="clip")],
+                              "clip_dynamic", [x, lo], [outv("y", 1)])
+    save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]),
+         "clip_dynamic.onnx")
+
+
+def activations_train():
+    """A small MLP through every new activation, with a scalar loss: the
+    generated executable must train it exactly as remat-run does
+    (tests/codegen), and remat-run's forward loss must match numpy's."""
+    rng = np.random.default_rng(9)
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [8, 6])
+    target = helper.make_tensor_value_info("target", TensorProto.FLOAT, [8, 4])
+    inits = [weight("fc1.weight", [6, 10], seed=10), weight("fc1.bias", [10], seed=11),
+             weight("prelu.slope", [10], seed=12), weight("fc2.weight", [10, 10], seed=13),
+             weight("fc3.weight", [10, 4], seed=14)]
+    nodes = [
+        helper.make_node("Gemm", ["x", "fc1.weight", "fc1.bias"], ["h1"], name="fc1"),
+        helper.make_node("PRelu", ["h1", "prelu.slope"], ["a1"], name="prelu"),
+        helper.make_node("Selu", ["a1"], ["a2"], name="selu"),
+        helper.make_node("MatMul", ["a2", "fc2.weight"], ["h2"], name="fc2"),
+        helper.make_node("HardSigmoid", ["h2"], ["a3"], name="hard_sigmoid", alpha=0.3),
+        helper.make_node("Softplus", ["a3"], ["a4"], name="softplus"),
+        helper.make_node("Softsign", ["a4"], ["a5"], name="softsign"),
+        helper.make_node("Sin", ["h2"], ["s"], name="sin"),
+        helper.make_node("Cos", ["h2"], ["c"], name="cos"),
+        helper.make_node("Add", ["a5", "s"], ["a6"], name="add_sin"),
+        helper.make_node("Add", ["a6", "c"], ["a7"], name="add_cos"),
+        const("lo", np.array(-0.5, dtype=np.float32)),
+        const("hi", np.array(1.5, dtype=np.float32)),
+        helper.make_node("Clip", ["a7", "lo", "hi"], ["a8"], name="clip"),
+        helper.make_node("LeakyRelu", ["a8"], ["a9"], name="leaky", alpha=0.1),
+        helper.make_node("Elu", ["a9"], ["a10"], name="elu", alpha=0.8),
+        helper.make_node("MatMul", ["a10", "fc3.weight"], ["out"], name="fc3"),
+        helper.make_node("Sub", ["out", "target"], ["d"], name="diff"),
+        helper.make_node("Mul", ["d", "d"], ["sq"], name="square"),
+        helper.make_node("ReduceMean", ["sq"], ["loss"], name="loss", keepdims=0),
+    ]
+    graph = helper.make_graph(nodes, "activations_train", [x, target], [outv("loss", 0)],
+                              initializer=inits)
+    directory = os.path.join(HERE, "activations_train", "loss")
+    os.makedirs(directory, exist_ok=True)
+    onnx.checker.check_model(helper.make_model(graph, opset_imports=OPSET))
+    onnx.save(helper.make_model(graph, opset_imports=OPSET),
+              os.path.join(directory, "model.onnx"))
+
+    xv = rng.standard_normal([8, 6]).astype(np.float32)
+    tv = rng.standard_normal([8, 4]).astype(np.float32)
+    w = {t.name: numpy_helper.to_array(t).astype(np.float64) for t in inits}
+    h1 = xv.astype(np.float64) @ w["fc1.weight"] + w["fc1.bias"]
+    a1 = np.where(h1 < 0, w["prelu.slope"] * h1, h1)
+    sa, sg = 1.67326319217681884765625, 1.05070102214813232421875
+    a2 = np.where(a1 > 0, sg * a1, sg * (sa * np.exp(a1) - sa))
+    h2 = a2 @ w["fc2.weight"]
+    a3 = np.clip(np.float64(np.float32(0.3)) * h2 + 0.5, 0, 1)
+    a5 = np.log1p(np.exp(a3))
+    a5 = a5 / (1 + np.abs(a5))
+    a8 = np.clip(a5 + np.sin(h2) + np.cos(h2), -0.5, 1.5)
+    a9 = np.where(a8 >= 0, a8, np.float64(np.float32(0.1)) * a8)
+    a10 = np.where(a9 >= 0, a9, np.float64(np.float32(0.8)) * (np.exp(a9) - 1))
+    loss = np.mean((a10 @ w["fc3.weight"] - tv) ** 2)
+    save_data_set(os.path.join(directory, "test_data_set_0"),
+                  [("x", xv), ("target", tv)],
+                  [("loss", np.array(loss, dtype=np.float32))])
+
+
+def gelu():
+    """Gelu (opset 20) in both forms, with a float64 reference data set; and
+    the Gelu models the importer refuses. ONNX 1.12 predates Gelu, so its
+    checker cannot check these (remat registers the schema itself)."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 4])
+    nodes = [
+        helper.make_node("Gelu", ["x"], ["y"], name="gelu"),
+        helper.make_node("Gelu", ["x"], ["t"], name="gelu_tanh", approximate="tanh"),
+    ]
+    graph = helper.make_graph(nodes, "gelu", [x], [outv("y", 2), outv("t", 2)])
+    save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)]),
+         "gelu_opset20.onnx", check=False)
+    xv = np.random.default_rng(8).uniform(-4, 4, [3, 4]).astype(np.float32)
+    x64 = xv.astype(np.float64)
+    erf = np.vectorize(math.erf)(x64 / math.sqrt(2))
+    k = math.sqrt(2 / math.pi)
+    save_data_set(os.path.join(HERE, "gelu_opset20", "test_data_set_0"), [("x", xv)],
+                  [("y", (0.5 * x64 * (1 + erf)).astype(np.float32)),
+                   ("t", (0.5 * x64 * (1 + np.tanh(k * (x64 + 0.044715 * x64**3))))
+                    .astype(np.float32))])
+
+    graph = helper.make_graph(nodes[:1], "gelu17", [x], [outv("y", 2)])
+    save(helper.make_model(graph, opset_imports=OPSET), "gelu_opset17.onnx", check=False)
+    bad = helper.make_node("Gelu", ["x"], ["y"], name="gelu", approximate="fast")
+    graph = helper.make_graph([bad], "gelu_bad", [x], [outv("y", 2)])
+    save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)]),
+         "gelu_bad_approximate.onnx", check=False)
+
+
 TRAINING = "ai.onnx.preview.training"
 TRAINING_OPSET = [helper.make_opsetid("", 17), helper.make_opsetid(TRAINING, 1)]
 
@@ -431,3 +601,6 @@ if __name__ == "__main__":
     training_gradient()
     training_optimizers()
     adam_multiple()
+    activations()
+    activations_train()
+    gelu()

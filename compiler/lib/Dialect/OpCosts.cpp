@@ -74,6 +74,8 @@ double NllLossOp::getFlops() { return elements(getLoss()); }
 
 // Backward ops.
 double GeluBackwardOp::getFlops() { return 12 * elements(getInputGrad()); }
+// A compare, an exp or sin/cos, two multiplies (elu, selu, softplus, ...).
+double ActivationBackwardOp::getFlops() { return 4 * elements(getInputGrad()); }
 double SoftmaxBackwardOp::getFlops() { return 4 * elements(getInputGrad()); }
 double LogSoftmaxBackwardOp::getFlops() { return 4 * elements(getInputGrad()); }
 double LayerNormBackwardOp::getFlops() { return 12 * elements(getInputGrad()); }

@@ -40,6 +40,35 @@ LogicalResult BatchNormTrainingBackwardOp::inferReturnTypes(
   return success();
 }
 
+LogicalResult ActivationBackwardOp::verify() {
+  // The parameters each activation takes, as its forward op's attributes.
+  StringRef activation = getActivation();
+  auto takes = [&](StringRef name) {
+    if (activation == "leaky_relu" || activation == "elu")
+      return name == "alpha";
+    if (activation == "selu")
+      return name == "alpha" || name == "gamma";
+    if (activation == "hard_sigmoid")
+      return name == "alpha" || name == "beta";
+    if (activation == "clip")
+      return name == "min" || name == "max";
+    return false;
+  };
+  const std::pair<StringRef, bool> params[] = {
+      {"alpha", getAlphaAttr() != nullptr}, {"beta", getBetaAttr() != nullptr},
+      {"gamma", getGammaAttr() != nullptr}, {"min", getMinAttr() != nullptr},
+      {"max", getMaxAttr() != nullptr}};
+  for (auto [name, present] : params) {
+    if (takes(name) && !present)
+      return emitOpError("activation '")
+             << activation << "' requires attribute '" << name << "'";
+    if (!takes(name) && present)
+      return emitOpError("activation '")
+             << activation << "' takes no attribute '" << name << "'";
+  }
+  return success();
+}
+
 /// Checks that a conv with these attributes maps `input` (with `weight`) to
 /// `output`: the relation both conv backward ops rely on.
 static LogicalResult verifyConvShapes(Operation *op, RankedTensorType input,

@@ -63,6 +63,20 @@ LogicalResult WhereOp::inferReturnTypes(MLIRContext *, std::optional<Location> l
       rankedType(adaptor.getOnTrue()).getElementType(), types);
 }
 
+LogicalResult PReluOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                        Adaptor adaptor,
+                                        SmallVectorImpl<Type> &types) {
+  // The slope broadcasts to the input, never the other way (ONNX PRelu).
+  auto input = rankedType(adaptor.getInput());
+  auto slope = rankedType(adaptor.getSlope());
+  if (!isBroadcastableTo(slope.getShape(), input.getShape()))
+    return emitOptionalError(loc, "slope shape ", shapeString(slope.getShape()),
+                             " does not broadcast to input shape ",
+                             shapeString(input.getShape()));
+  types.push_back(input);
+  return success();
+}
+
 LogicalResult DropoutOp::inferReturnTypes(MLIRContext *context,
                                           std::optional<Location>,
                                           Adaptor adaptor,

@@ -92,3 +92,44 @@ func.func @rank_nine(%a: tensor<1x1x1x1x1x1x1x1x2xf32>) -> tensor<1x1x1x1x1x1x1x
   %0 = remat.relu %a : (tensor<1x1x1x1x1x1x1x1x2xf32>) -> tensor<1x1x1x1x1x1x1x1x2xf32>
   return %0 : tensor<1x1x1x1x1x1x1x1x2xf32>
 }
+
+// -----
+
+func.func @prelu_slope_broadcasts_one_way(%x: tensor<3xf32>, %s: tensor<2x3xf32>) -> tensor<3xf32> {
+  // expected-error@+2 {{slope shape 2x3 does not broadcast to input shape 3}}
+  // expected-error@+1 {{failed to infer returned types}}
+  %0 = remat.prelu %x, %s : (tensor<3xf32>, tensor<2x3xf32>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+
+// -----
+
+func.func @activation_backward_missing_parameter(%x: tensor<3xf32>) -> tensor<3xf32> {
+  // expected-error@+1 {{activation 'elu' requires attribute 'alpha'}}
+  %0 = remat.activation_backward %x, %x {activation = "elu"} : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+
+// -----
+
+func.func @activation_backward_extra_parameter(%x: tensor<3xf32>) -> tensor<3xf32> {
+  // expected-error@+1 {{activation 'softplus' takes no attribute 'alpha'}}
+  %0 = remat.activation_backward %x, %x {activation = "softplus", alpha = 1.0} : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+
+// -----
+
+func.func @activation_backward_unknown(%x: tensor<3xf32>) -> tensor<3xf32> {
+  // expected-error@+1 {{attribute 'activation' failed to satisfy constraint}}
+  %0 = remat.activation_backward %x, %x {activation = "tanh"} : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+
+// -----
+
+func.func @clip_is_float_only(%x: tensor<3xi64>) -> tensor<3xi64> {
+  // expected-error@+1 {{operand #0 must be ranked tensor (rank <= 8) of 16-bit float or bfloat16 type or 32-bit float or 64-bit float values}}
+  %0 = remat.clip %x {min = 0.0, max = 1.0} : (tensor<3xi64>) -> tensor<3xi64>
+  return %0 : tensor<3xi64>
+}

@@ -61,3 +61,29 @@ func.func @named_arguments(%x: tensor<4xf32> {remat.name = "x", remat.role = "in
   %0 = remat.mul %x, %w : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// Parameterised activations: a default-valued parameter is not printed.
+// CHECK-LABEL: func.func @activations
+func.func @activations(%x: tensor<2x3xf32>, %s: tensor<3xf32>, %dy: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // CHECK: remat.leaky_relu %{{.*}} {alpha = 2.000000e-01 : f64}
+  %0 = remat.leaky_relu %x {alpha = 0.2} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  // CHECK: remat.leaky_relu %{{.*}} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %1 = remat.leaky_relu %0 : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %2 = remat.elu %1 {alpha = 0.5} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %3 = remat.selu %2 : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %4 = remat.softplus %3 : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %5 = remat.softsign %4 : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  // CHECK: remat.hard_sigmoid %{{.*}} {alpha = 2.500000e-01 : f64}
+  %6 = remat.hard_sigmoid %5 {alpha = 0.25} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  // CHECK: remat.clip %{{.*}} {max = 6.000000e+00 : f64, min = 0.000000e+00 : f64}
+  %7 = remat.clip %6 {min = 0.0, max = 6.0} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %8 = remat.sin %7 : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %9 = remat.cos %8 : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  // CHECK: remat.prelu %{{.*}}, %{{.*}} : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  %10 = remat.prelu %9, %s : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  // CHECK: remat.activation_backward %{{.*}}, %{{.*}} {activation = "clip", max = 6.000000e+00 : f64, min = 0.000000e+00 : f64}
+  %11 = remat.activation_backward %10, %dy {activation = "clip", min = 0.0, max = 6.0} : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  // CHECK: remat.activation_backward %{{.*}}, %{{.*}} {activation = "sin"}
+  %12 = remat.activation_backward %11, %dy {activation = "sin"} : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %12 : tensor<2x3xf32>
+}

@@ -52,3 +52,21 @@ func.func @forward(%ids: tensor<2xi64> {remat.name = "ids", remat.role = "input"
   %logits = remat.matmul %h, %e {transpose_rhs = true} : (tensor<2x4xf32>, tensor<10x4xf32>) -> tensor<2x10xf32>
   return %logits : tensor<2x10xf32>
 }
+
+// -----
+
+// A parameterised activation's gradient is one activation_backward from its
+// input, with its parameters; PRelu's slope gradient is summed over the axes
+// the slope was broadcast along.
+// CHECK-LABEL: func.func @train_step
+// CHECK: remat.activation_backward %{{.*}}, %{{.*}} {activation = "leaky_relu", alpha = 2.000000e-01 : f64} : (tensor<4x5xf32>, tensor<4x5xf32>) -> tensor<4x5xf32>
+// CHECK: %[[POS:.*]] = remat.greater %{{.*}}, %{{.*}} : (tensor<4x5xf32>, tensor<f32>) -> tensor<4x5xi1>
+// CHECK: %[[XDY:.*]] = remat.mul %{{.*}}, %{{.*}} : (tensor<4x5xf32>, tensor<4x5xf32>) -> tensor<4x5xf32>
+// CHECK: %[[DS:.*]] = remat.where %[[POS]], %{{.*}}, %[[XDY]]
+// CHECK: remat.reduce_sum %[[DS]] {axes = array<i64: 0>} : (tensor<4x5xf32>) -> tensor<1x5xf32>
+func.func @forward(%x: tensor<4x5xf32> {remat.name = "x", remat.role = "input"},
+                   %s: tensor<5xf32> {remat.name = "slope", remat.role = "parameter"}) -> tensor<4x5xf32> {
+  %0 = remat.prelu %x, %s : (tensor<4x5xf32>, tensor<5xf32>) -> tensor<4x5xf32>
+  %1 = remat.leaky_relu %0 {alpha = 0.2} : (tensor<4x5xf32>) -> tensor<4x5xf32>
+  return %1 : tensor<4x5xf32>
+}

@@ -54,6 +54,21 @@ Fill awayFromZero(double lo, double hi) {
   };
 }
 
+Fill awayFrom(double lo, double hi, std::vector<double> kinks, double margin) {
+  return [=](double *values, int64_t n, std::mt19937 &rng) {
+    std::uniform_real_distribution<double> dist(lo, hi);
+    for (int64_t i = 0; i < n; ++i) {
+      double v;
+      do
+        v = dist(rng);
+      while (std::any_of(kinks.begin(), kinks.end(), [&](double k) {
+        return std::abs(v - k) < margin;
+      }));
+      values[i] = v;
+    }
+  };
+}
+
 Fill distinct(double lo, double hi) {
   return [lo, hi](double *values, int64_t n, std::mt19937 &rng) {
     double spacing = n > 1 ? (hi - lo) / double(n - 1) : 0.0;

@@ -40,6 +40,10 @@ Fill uniform(double lo, double hi);
 /// Uniform in [lo, hi) with a random sign: |x| >= lo keeps values away from
 /// kinks at 0 (abs, relu) and poles (reciprocal, div).
 Fill awayFromZero(double lo = 0.2, double hi = 2.0);
+/// Uniform in [lo, hi), but at least `margin` from each of `kinks` (clip's
+/// bounds, hard_sigmoid's saturation points).
+Fill awayFrom(double lo, double hi, std::vector<double> kinks,
+              double margin = 0.05);
 /// A random permutation of n evenly spaced values in [lo, hi], jittered by at
 /// most a quarter of the spacing: no two values are closer than half the
 /// spacing, so max-like ops have no ties (and no tie can appear under a

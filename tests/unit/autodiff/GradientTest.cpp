@@ -156,7 +156,19 @@ INSTANTIATE_TEST_SUITE_P(
         UnaryCase{"sigmoid", "", {5, 2}, uniform(-3, 3)},
         UnaryCase{"relu", "", {4, 5}, awayFromZero(0.05, 2)},
         UnaryCase{"gelu", "{approximate = \"none\"}", {2, 3, 4}, uniform(-3, 3)},
-        UnaryCase{"gelu", "{approximate = \"tanh\"}", {2, 3, 4}, uniform(-3, 3)}),
+        UnaryCase{"gelu", "{approximate = \"tanh\"}", {2, 3, 4}, uniform(-3, 3)},
+        // The activations with kinks are sampled away from them.
+        UnaryCase{"leaky_relu", "{alpha = 0.2}", {4, 5}, awayFromZero(0.05, 2)},
+        UnaryCase{"elu", "{alpha = 0.7}", {4, 5}, awayFromZero(0.05, 2)},
+        UnaryCase{"selu", "", {4, 5}, awayFromZero(0.05, 2)},
+        UnaryCase{"softplus", "", {2, 3, 4}, uniform(-4, 4)},
+        UnaryCase{"softsign", "", {2, 3, 4}, uniform(-3, 3)},
+        UnaryCase{"hard_sigmoid", "{alpha = 0.25, beta = 0.4}", {3, 7},
+                  awayFrom(-4, 4, {-1.6, 2.4})},
+        UnaryCase{"clip", "{max = 0.75, min = -0.5}", {3, 7},
+                  awayFrom(-2, 2, {-0.5, 0.75})},
+        UnaryCase{"sin", "", {2, 3, 4}, uniform(-4, 4)},
+        UnaryCase{"cos", "", {2, 3, 4}, uniform(-4, 4)}),
     [](const ::testing::TestParamInfo<UnaryCase> &info) {
       std::string name = info.param.op;
       if (std::string(info.param.attrs).find("tanh") != std::string::npos)
@@ -222,6 +234,36 @@ INSTANTIATE_TEST_SUITE_P(
       return std::string(std::get<0>(info.param).op) + "_" +
              std::get<1>(info.param).name;
     });
+
+// PRelu: the slope broadcasts one way to x, so its gradient is summed over
+// the broadcast axes; x is kept away from the kink at 0.
+TEST(ElementwiseGradient, PReluInputAndSlope) {
+  const rt::Shape x = {2, 3, 4};
+  for (const rt::Shape &slope : {rt::Shape{2, 3, 4}, rt::Shape{4},
+                                 rt::Shape{3, 1}, rt::Shape{}}) {
+    SCOPED_TRACE(T(slope));
+    Forward f;
+    f.param("x", x).param("slope", slope);
+    f.op("%y = remat.prelu %x, %slope : (" + T(x) + ", " + T(slope) + ") -> " +
+         T(x));
+    GradCheck(f.weighted("%y", x))
+        .fill("x", awayFromZero(0.05, 2))
+        .fill("slope", uniform(-1, 1))
+        .run();
+  }
+}
+
+// Clip with min > max is max everywhere: no gradient reaches x (PyTorch's
+// clamp gives none either, as no x satisfies min <= x <= max).
+TEST(ElementwiseGradient, ClipWithInvertedBoundsPassesNothing) {
+  Forward f;
+  f.param("x", {2, 3});
+  f.op("%y = remat.clip %x {max = -1.0, min = 1.0} : (" + T({2, 3}) + ") -> " +
+       T({2, 3}));
+  f.op("%z = remat.mul %x, %y : (" + T({2, 3}) + ", " + T({2, 3}) + ") -> " +
+       T({2, 3}));
+  GradCheck(f.weighted("%z", {2, 3})).run();
+}
 
 // Max and min of a value with itself: every element is a tie, which the rule
 // splits evenly between the operands (as torch.maximum); both halves reach

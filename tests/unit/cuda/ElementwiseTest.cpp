@@ -54,6 +54,40 @@ TEST_F(CudaElementwise, UnaryFloatOps) {
   }
 }
 
+TEST_F(CudaElementwise, ParameterisedUnaryOps) {
+  UnaryParams leaky, elu, selu, hard, clip, inverted;
+  leaky.alpha = 0.1;
+  elu.alpha = 0.7;
+  selu.alpha = 1.6732632423543772;
+  selu.gamma = 1.0507009873554805;
+  hard.alpha = 0.2;
+  hard.beta = 0.5;
+  clip.lower = -0.5;
+  clip.upper = 1.25;
+  inverted.lower = 1; // min > max: max everywhere
+  inverted.upper = -1;
+  const std::pair<UnaryOp, UnaryParams> cases[] = {
+      {UnaryOp::LeakyRelu, leaky}, {UnaryOp::Elu, elu},
+      {UnaryOp::Selu, selu},       {UnaryOp::Softplus, {}},
+      {UnaryOp::Softsign, {}},     {UnaryOp::HardSigmoid, hard},
+      {UnaryOp::Clip, clip},       {UnaryOp::Clip, inverted},
+      {UnaryOp::Clip, {}},         {UnaryOp::Sin, {}},
+      {UnaryOp::Cos, {}}};
+  for (DType dtype : {DType::F32, DType::F64}) {
+    Tensor x = randomTensor(dtype, {7, 129}, 5, -8, 8);
+    for (const auto &[op, params] : cases) {
+      DeviceTensor dx(x), dy(dtype, x.shape());
+      cuda::unary(op, dx.view(), dy.view(), params);
+      Tensor expected(dtype, x.shape());
+      rt::unary(op, x.view(), expected.view(), params);
+      expectNear(dy.host(), expected, tolerance(dtype),
+                 "op " + std::to_string(static_cast<int>(op)));
+    }
+  }
+  Tensor ints = randomIntegers(DType::I32, {4}, 6, -3, 3);
+  EXPECT_THROW(cudaUnary(UnaryOp::LeakyRelu, ints), RuntimeError);
+}
+
 TEST_F(CudaElementwise, UnaryIntegerOpsWrap) {
   Tensor x =
       make(DType::I32, {5},
@@ -112,6 +146,18 @@ TEST_F(CudaElementwise, BinaryArithmeticBroadcasts) {
                    std::string(dtypeName(dtype)) + " op " +
                        std::to_string(static_cast<int>(op)) + " out " +
                        shapeToString(c.out));
+    }
+}
+
+TEST_F(CudaElementwise, PReluBroadcastsTheSlope) {
+  for (DType dtype : {DType::F32, DType::F64})
+    for (const Shape &slope : {Shape{2, 3, 4, 5}, Shape{5}, Shape{3, 1, 1}}) {
+      Tensor x = randomTensor(dtype, {2, 3, 4, 5}, 7, -3, 3);
+      Tensor s = randomTensor(dtype, slope, 8, -1, 1);
+      // A compare and one multiply: the same IEEE result on both backends.
+      expectSame(runBinary(true, BinaryOp::PRelu, x, s, dtype, x.shape()),
+                 runBinary(false, BinaryOp::PRelu, x, s, dtype, x.shape()),
+                 shapeToString(slope));
     }
 }
 

@@ -31,6 +31,39 @@ TEST_F(CudaGrad, GeluBackward) {
     }
 }
 
+TEST_F(CudaGrad, ActivationBackward) {
+  UnaryParams leaky, elu, selu, hard, clip;
+  leaky.alpha = 0.1;
+  elu.alpha = 0.7;
+  selu.alpha = 1.6732632423543772;
+  selu.gamma = 1.0507009873554805;
+  hard.alpha = 0.2;
+  hard.beta = 0.5;
+  clip.lower = -0.5;
+  clip.upper = 1.25;
+  const std::pair<UnaryOp, UnaryParams> cases[] = {
+      {UnaryOp::LeakyRelu, leaky}, {UnaryOp::Elu, elu},
+      {UnaryOp::Selu, selu},       {UnaryOp::Softplus, {}},
+      {UnaryOp::Softsign, {}},     {UnaryOp::HardSigmoid, hard},
+      {UnaryOp::Clip, clip},       {UnaryOp::Sin, {}},
+      {UnaryOp::Cos, {}}};
+  for (DType dtype : {DType::F32, DType::F64})
+    for (const auto &[op, params] : cases) {
+      Tensor x = randomTensor(dtype, {5, 301}, 9, -5, 5);
+      Tensor dy = randomTensor(dtype, {5, 301}, 10);
+      Tensor dx(dtype, {5, 301});
+      rt::activationBackward(op, x.view(), dy.view(), dx.view(), params);
+      DeviceTensor dxIn(x), ddy(dy), ddx(dtype, {5, 301});
+      cuda::activationBackward(op, dxIn.view(), ddy.view(), ddx.view(), params);
+      expectNear(ddx.host(), dx, tolerance(dtype),
+                 "op " + std::to_string(static_cast<int>(op)));
+    }
+  DeviceTensor x(DType::F32, {3}), dy(DType::F32, {3}), dx(DType::F32, {3});
+  EXPECT_THROW(cuda::activationBackward(UnaryOp::Tanh, x.view(), dy.view(),
+                                        dx.view(), {}),
+               RuntimeError);
+}
+
 TEST_F(CudaGrad, SoftmaxAndLogSoftmaxBackward) {
   const Shape shapes[] = {{3, 5, 7}, {4, 2000}};
   for (const Shape &shape : shapes)

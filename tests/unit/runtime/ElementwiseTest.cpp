@@ -2,7 +2,10 @@
 
 #include "TestUtil.h"
 
+#include <algorithm>
 #include <functional>
+#include <limits>
+#include <string>
 
 using namespace remat::rt;
 using namespace remat::rt::test;
@@ -58,6 +61,233 @@ TEST(ElementwiseTest, UnaryFloatOpsMatchReference) {
       expectAllNear(values(y), expected, tol);
     }
   }
+}
+
+//===----------------------------------------------------------------------===//
+// Parameterised activations and trigonometric ops: ONNX's formulas written
+// out in float64 (not the kernels' rearrangements: expm1, log1p, ...).
+//===----------------------------------------------------------------------===//
+
+UnaryParams withAlpha(double alpha, double beta = 0, double gamma = 0) {
+  UnaryParams p;
+  p.alpha = alpha;
+  p.beta = beta;
+  p.gamma = gamma;
+  return p;
+}
+
+UnaryParams withBounds(double lower, double upper) {
+  UnaryParams p;
+  p.lower = lower;
+  p.upper = upper;
+  return p;
+}
+
+struct ParamUnaryCase {
+  const char *name;
+  UnaryOp op;
+  UnaryParams params;
+  std::function<double(double)> ref;
+  double lo, hi;
+};
+
+std::vector<ParamUnaryCase> paramUnaryCases() {
+  const double inf = std::numeric_limits<double>::infinity();
+  return {
+      {"leaky_relu", UnaryOp::LeakyRelu, withAlpha(0.1),
+       [](double x) { return x >= 0 ? x : 0.1 * x; }, -3, 3},
+      {"elu", UnaryOp::Elu, withAlpha(0.7),
+       [](double x) { return x >= 0 ? x : 0.7 * (std::exp(x) - 1); }, -4, 3},
+      {"selu", UnaryOp::Selu, withAlpha(1.6732632423543772, 0, 1.0507009873554805),
+       [](double x) {
+         const double a = 1.6732632423543772, g = 1.0507009873554805;
+         return x > 0 ? g * x : g * (a * std::exp(x) - a);
+       },
+       -4, 3},
+      {"softplus", UnaryOp::Softplus, {},
+       [](double x) { return std::log(std::exp(x) + 1); }, -20, 20},
+      {"softsign", UnaryOp::Softsign, {},
+       [](double x) { return x / (1 + std::fabs(x)); }, -5, 5},
+      {"hard_sigmoid", UnaryOp::HardSigmoid, withAlpha(0.2, 0.5),
+       [](double x) { return std::max(0.0, std::min(1.0, 0.2 * x + 0.5)); },
+       -5, 5},
+      {"clip", UnaryOp::Clip, withBounds(-0.5, 1.25),
+       [](double x) { return std::max(-0.5, std::min(1.25, x)); }, -3, 3},
+      {"clip_lower_only", UnaryOp::Clip, withBounds(0.25, inf),
+       [](double x) { return std::max(0.25, x); }, -3, 3},
+      {"sin", UnaryOp::Sin, {}, [](double x) { return std::sin(x); }, -7, 7},
+      {"cos", UnaryOp::Cos, {}, [](double x) { return std::cos(x); }, -7, 7},
+  };
+}
+
+TEST(ElementwiseTest, ParameterisedUnaryOpsMatchReference) {
+  for (DType dt : {DType::F32, DType::F64}) {
+    const double tol = dt == DType::F32 ? 2e-6 : 1e-13;
+    for (const ParamUnaryCase &c : paramUnaryCases()) {
+      SCOPED_TRACE(std::string(c.name) + " " + dtypeName(dt));
+      Tensor x = randomTensor(dt, {7, 9}, 13, c.lo, c.hi);
+      Tensor y(dt, {7, 9});
+      unary(c.op, x.view(), y.view(), c.params);
+      std::vector<double> xs = values(x), expected(xs.size());
+      for (size_t i = 0; i < xs.size(); ++i)
+        expected[i] = c.ref(xs[i]);
+      expectAllNear(values(y), expected, tol);
+      // In place (the ops are InPlaceElementwise).
+      unary(c.op, x.view(), x.view(), c.params);
+      expectAllNear(values(x), expected, tol);
+    }
+  }
+}
+
+TEST(ElementwiseTest, ParameterisedUnaryEdgeCases) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  auto run = [](UnaryOp op, const UnaryParams &p, std::vector<double> in) {
+    Tensor x = make(DType::F32, {static_cast<int64_t>(in.size())}, in);
+    Tensor y(DType::F32, x.shape());
+    unary(op, x.view(), y.view(), p);
+    return values(y);
+  };
+  // Softplus neither overflows nor loses the tail.
+  std::vector<double> sp = run(UnaryOp::Softplus, {}, {-30, 100, 1000});
+  EXPECT_NEAR(sp[0], std::exp(-30.0), 1e-6 * std::exp(-30.0));
+  EXPECT_EQ(sp[1], 100.0f);
+  EXPECT_EQ(sp[2], 1000.0f);
+  // min > max gives max everywhere (numpy.clip); NaN stays NaN.
+  EXPECT_EQ(run(UnaryOp::Clip, withBounds(2, 1), {-5, 1.5, 5}),
+            (std::vector<double>{1, 1, 1}));
+  for (UnaryOp op : {UnaryOp::LeakyRelu, UnaryOp::Elu, UnaryOp::Selu,
+                     UnaryOp::Softplus, UnaryOp::HardSigmoid, UnaryOp::Clip})
+    EXPECT_TRUE(std::isnan(run(op, withAlpha(0.5, 0.5, 1), {nan})[0]))
+        << static_cast<int>(op);
+  // Unbounded Clip passes infinities through.
+  EXPECT_EQ(run(UnaryOp::Clip, {}, {-inf, inf}),
+            (std::vector<double>{-inf, inf}));
+}
+
+TEST(ElementwiseTest, ParameterisedUnaryOpsAreFloatOnly) {
+  Tensor x = make(DType::I64, {2}, {-1, 1});
+  Tensor y(DType::I64, {2});
+  for (UnaryOp op : {UnaryOp::LeakyRelu, UnaryOp::Clip, UnaryOp::Sin})
+    EXPECT_THROW(unary(op, x.view(), y.view(), withBounds(0, 1)), RuntimeError);
+}
+
+TEST(ElementwiseTest, PReluBroadcastsTheSlope) {
+  for (DType dt : {DType::F32, DType::F64}) {
+    const Shape xs = {2, 3, 4};
+    for (const Shape &ss : {Shape{2, 3, 4}, Shape{4}, Shape{3, 1}, Shape{}}) {
+      SCOPED_TRACE(shapeToString(ss) + " " + dtypeName(dt));
+      Tensor x = randomTensor(dt, xs, 3, -2, 2);
+      Tensor slope = randomTensor(dt, ss, 4, -1, 1);
+      Tensor out(dt, xs);
+      binary(BinaryOp::PRelu, x.view(), slope.view(), out.view());
+      std::vector<double> xv = values(x), sv = values(slope);
+      std::vector<double> expected(xv.size());
+      for (size_t i = 0; i < xv.size(); ++i) {
+        const double s = sv[broadcastSource(unravel(i, xs), ss)];
+        expected[i] = xv[i] < 0 ? s * xv[i] : xv[i];
+      }
+      expectAllNear(values(out), expected, dt == DType::F32 ? 1e-6 : 1e-14);
+    }
+  }
+  Tensor i(DType::I64, {2}), o(DType::I64, {2});
+  EXPECT_THROW(binary(BinaryOp::PRelu, i.view(), i.view(), o.view()),
+               RuntimeError);
+}
+
+//===----------------------------------------------------------------------===//
+// activationBackward: dy times the derivative, written out in float64
+//===----------------------------------------------------------------------===//
+
+struct DerivativeCase {
+  const char *name;
+  UnaryOp op;
+  UnaryParams params;
+  std::function<double(double)> derivative;
+  double lo, hi;
+};
+
+std::vector<DerivativeCase> derivativeCases() {
+  auto sigmoid = [](double x) { return 1 / (1 + std::exp(-x)); };
+  return {
+      {"leaky_relu", UnaryOp::LeakyRelu, withAlpha(0.1),
+       [](double x) { return x > 0 ? 1 : 0.1; }, -3, 3},
+      {"elu", UnaryOp::Elu, withAlpha(0.7),
+       [](double x) { return x > 0 ? 1 : 0.7 * std::exp(x); }, -4, 3},
+      {"selu", UnaryOp::Selu, withAlpha(1.5, 0, 1.2),
+       [](double x) { return x > 0 ? 1.2 : 1.2 * 1.5 * std::exp(x); }, -4, 3},
+      {"softplus", UnaryOp::Softplus, {}, sigmoid, -20, 20},
+      {"softsign", UnaryOp::Softsign, {},
+       [](double x) { return 1 / ((1 + std::fabs(x)) * (1 + std::fabs(x))); },
+       -5, 5},
+      {"hard_sigmoid", UnaryOp::HardSigmoid, withAlpha(0.2, 0.5),
+       [](double x) {
+         const double u = 0.2 * x + 0.5;
+         return u > 0 && u < 1 ? 0.2 : 0.0;
+       },
+       -5, 5},
+      {"clip", UnaryOp::Clip, withBounds(-0.5, 1.25),
+       [](double x) { return x >= -0.5 && x <= 1.25 ? 1.0 : 0.0; }, -3, 3},
+      {"sin", UnaryOp::Sin, {}, [](double x) { return std::cos(x); }, -7, 7},
+      {"cos", UnaryOp::Cos, {}, [](double x) { return -std::sin(x); }, -7, 7},
+  };
+}
+
+TEST(ElementwiseTest, ActivationBackwardMatchesReference) {
+  for (DType dt : {DType::F32, DType::F64}) {
+    const double tol = dt == DType::F32 ? 2e-6 : 1e-13;
+    for (const DerivativeCase &c : derivativeCases()) {
+      SCOPED_TRACE(std::string(c.name) + " " + dtypeName(dt));
+      Tensor x = randomTensor(dt, {5, 11}, 17, c.lo, c.hi);
+      Tensor dy = randomTensor(dt, {5, 11}, 18, -2, 2);
+      Tensor dx(dt, {5, 11});
+      activationBackward(c.op, x.view(), dy.view(), dx.view(), c.params);
+      std::vector<double> xs = values(x), gs = values(dy);
+      std::vector<double> expected(xs.size());
+      for (size_t i = 0; i < xs.size(); ++i)
+        expected[i] = gs[i] * c.derivative(xs[i]);
+      expectAllNear(values(dx), expected, tol);
+      // dx may be written over dy.
+      activationBackward(c.op, x.view(), dy.view(), dy.view(), c.params);
+      expectAllNear(values(dy), expected, tol);
+    }
+  }
+}
+
+TEST(ElementwiseTest, ActivationBackwardAtTheKinks) {
+  // PyTorch's one-sided choices: x <= 0 takes the negative side; HardSigmoid
+  // is 0 where it saturates exactly; Clip includes both bounds.
+  auto run = [](UnaryOp op, const UnaryParams &p, std::vector<double> in) {
+    const int64_t n = static_cast<int64_t>(in.size());
+    Tensor x = make(DType::F64, {n}, in);
+    Tensor dy = make(DType::F64, {n}, std::vector<double>(in.size(), 2.0));
+    Tensor dx(DType::F64, {n});
+    activationBackward(op, x.view(), dy.view(), dx.view(), p);
+    return values(dx);
+  };
+  EXPECT_EQ(run(UnaryOp::LeakyRelu, withAlpha(0.25), {0}),
+            (std::vector<double>{0.5}));
+  EXPECT_EQ(run(UnaryOp::Elu, withAlpha(0.25), {0}), (std::vector<double>{0.5}));
+  EXPECT_EQ(run(UnaryOp::Selu, withAlpha(0.25, 0, 2), {0}),
+            (std::vector<double>{1.0}));
+  EXPECT_EQ(run(UnaryOp::HardSigmoid, withAlpha(0.25, 0.5), {-2, 2, 0}),
+            (std::vector<double>{0, 0, 0.5}));
+  EXPECT_EQ(run(UnaryOp::Clip, withBounds(-1, 1), {-1, 1, -1.5, 1.5}),
+            (std::vector<double>{2, 2, 0, 0}));
+}
+
+TEST(ElementwiseTest, ActivationBackwardRejectsOtherOpsAndBadOperands) {
+  Tensor x(DType::F32, {3}), dy(DType::F32, {3}), dx(DType::F32, {3});
+  EXPECT_THROW(activationBackward(UnaryOp::Tanh, x.view(), dy.view(),
+                                  dx.view(), {}),
+               RuntimeError);
+  Tensor wrongShape(DType::F32, {4}), wrongType(DType::F64, {3});
+  EXPECT_THROW(activationBackward(UnaryOp::Sin, x.view(), wrongShape.view(),
+                                  dx.view(), {}),
+               RuntimeError);
+  EXPECT_THROW(activationBackward(UnaryOp::Sin, x.view(), dy.view(),
+                                  wrongType.view(), {}),
+               RuntimeError);
 }
 
 TEST(ElementwiseTest, SigmoidIsStableForLargeMagnitudes) {
@@ -124,6 +354,7 @@ double refBinary(BinaryOp op, double a, double b, bool integer) {
   case BinaryOp::Greater: return a > b;
   case BinaryOp::And: return a != 0 && b != 0;
   case BinaryOp::Or: return a != 0 || b != 0;
+  case BinaryOp::PRelu: return a < 0 ? a * b : a;
   }
   return 0;
 }

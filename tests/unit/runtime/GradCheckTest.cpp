@@ -131,6 +131,57 @@ TEST(GradCheckTest, Gelu) {
   }
 }
 
+TEST(GradCheckTest, ActivationBackward) {
+  struct Case {
+    const char *name;
+    UnaryOp op;
+    UnaryParams params;
+    double lo, hi; // sample range: away from the kinks by much more than h
+  };
+  UnaryParams leaky, elu, selu, hard, clip;
+  leaky.alpha = 0.1;
+  elu.alpha = 0.7;
+  selu.alpha = 1.6732632423543772;
+  selu.gamma = 1.0507009873554805;
+  hard.alpha = 0.2;
+  hard.beta = 0.5;
+  clip.lower = -0.5;
+  clip.upper = 0.75;
+  const Case cases[] = {
+      {"leaky_relu", UnaryOp::LeakyRelu, leaky, -3, 3},
+      {"elu", UnaryOp::Elu, elu, -3, 3},
+      {"selu", UnaryOp::Selu, selu, -3, 3},
+      {"softplus", UnaryOp::Softplus, {}, -6, 6},
+      {"softsign", UnaryOp::Softsign, {}, -4, 4},
+      {"hard_sigmoid", UnaryOp::HardSigmoid, hard, -4, 4},
+      {"clip", UnaryOp::Clip, clip, -2, 2},
+      {"sin", UnaryOp::Sin, {}, -4, 4},
+      {"cos", UnaryOp::Cos, {}, -4, 4},
+  };
+  for (const Case &c : cases) {
+    Tensor x = randomTensor(F64, {3, 7}, 41, c.lo, c.hi);
+    // Nudge samples off the kinks (x = 0; hard_sigmoid's and clip's
+    // saturation points) so central differences are exact there.
+    for (double *v = x.as<double>(), *end = v + x.numel(); v != end; ++v)
+      for (double kink : {0.0, -2.5, 2.5, clip.lower, clip.upper})
+        if (std::abs(*v - kink) < 1e-3)
+          *v = kink + 1e-2;
+    Tensor dy = randomTensor(F64, {3, 7}, 42);
+    auto backward = [&](DType dt) {
+      Tensor xt = as(dt, x), dyt = as(dt, dy), dx(dt, x.shape());
+      activationBackward(c.op, xt.view(), dyt.view(), dx.view(), c.params);
+      return values(dx);
+    };
+    const std::vector<double> dx = backward(F64);
+    Tensor y(F64, x.shape());
+    expectGradient(x, [&] {
+      unary(c.op, x.view(), y.view(), c.params);
+      return dot(y, dy);
+    }, dx, c.name);
+    expectF32Close(backward(F32), dx, c.name);
+  }
+}
+
 TEST(GradCheckTest, SoftmaxAndLogSoftmax) {
   for (bool log : {false, true})
     for (int64_t axis : {0, 1, 2}) {

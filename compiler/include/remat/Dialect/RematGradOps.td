@@ -22,6 +22,27 @@ def Remat_GeluBackwardOp : Remat_GradOp<"gelu_backward",
   let results = (outs Remat_FloatTensor:$input_grad);
 }
 
+def Remat_ActivationBackwardOp : Remat_GradOp<"activation_backward",
+    [Remat_InPlaceElementwise, AllTypesMatch<["input", "output_grad", "input_grad"]>]> {
+  let summary = "dx = dy * f'(x) for a parameterised activation f";
+  let description = [{
+    The backward of the remat.<activation> op named by `activation`, from
+    its input x, with that op's parameters (the attributes it has, of the
+    same names; the verifier requires them). At the kinks f' is PyTorch's
+    one-sided derivative (runtime/include/remat/runtime/KernelApi.inc,
+    activationBackward).
+  }];
+  let arguments = (ins Remat_FloatTensor:$input, Remat_FloatTensor:$output_grad,
+                   Remat_StrOneOf<["leaky_relu", "elu", "selu", "softplus",
+                                   "softsign", "hard_sigmoid", "clip", "sin",
+                                   "cos"]>:$activation,
+                   OptionalAttr<F64Attr>:$alpha, OptionalAttr<F64Attr>:$beta,
+                   OptionalAttr<F64Attr>:$gamma, OptionalAttr<F64Attr>:$min,
+                   OptionalAttr<F64Attr>:$max);
+  let results = (outs Remat_FloatTensor:$input_grad);
+  let hasVerifier = 1;
+}
+
 class Remat_SoftmaxBackwardLikeOp<string mnemonic, string formula>
     : Remat_GradOp<mnemonic, [AllTypesMatch<["output", "output_grad", "input_grad"]>]> {
   let summary = formula;

@@ -15,6 +15,8 @@
 #include "remat/Dialect/RematTraits.h"
 #include "remat/Dialect/ShapeInference.h"
 
+#include <limits> // default bounds of remat.clip
+
 #define GET_OP_CLASSES
 #include "remat/Dialect/RematOps.h.inc"
 

@@ -97,6 +97,61 @@ def Remat_GeluOp : Remat_UnaryOp<"gelu", Remat_FloatTensor, [Remat_Differentiabl
                    DefaultValuedAttr<Remat_StrOneOf<["none", "tanh"]>, "\"none\"">:$approximate);
 }
 
+// Parameterised activations (ONNX's formulas and attribute defaults) and the
+// trigonometric ops. Their gradients are one remat.activation_backward each.
+class Remat_ActivationOp<string mnemonic>
+    : Remat_UnaryOp<mnemonic, Remat_FloatTensor,
+                    [Remat_InPlaceElementwise, Remat_Differentiable]>;
+
+def Remat_LeakyReluOp : Remat_ActivationOp<"leaky_relu"> {
+  let summary = "x >= 0 ? x : alpha * x";
+  let arguments = (ins Remat_FloatTensor:$input,
+                   DefaultValuedAttr<F64Attr, "0.01">:$alpha);
+}
+def Remat_EluOp : Remat_ActivationOp<"elu"> {
+  let summary = "x >= 0 ? x : alpha * (exp(x) - 1)";
+  let arguments = (ins Remat_FloatTensor:$input,
+                   DefaultValuedAttr<F64Attr, "1.0">:$alpha);
+}
+def Remat_SeluOp : Remat_ActivationOp<"selu"> {
+  let summary = "x > 0 ? gamma * x : gamma * alpha * (exp(x) - 1)";
+  let arguments = (ins Remat_FloatTensor:$input,
+                   DefaultValuedAttr<F64Attr, "1.67326319217681884765625">:$alpha,
+                   DefaultValuedAttr<F64Attr, "1.05070102214813232421875">:$gamma);
+}
+def Remat_SoftplusOp : Remat_ActivationOp<"softplus"> { let summary = "log(1 + exp(x))"; }
+def Remat_SoftsignOp : Remat_ActivationOp<"softsign"> { let summary = "x / (1 + |x|)"; }
+def Remat_HardSigmoidOp : Remat_ActivationOp<"hard_sigmoid"> {
+  let summary = "max(0, min(1, alpha * x + beta))";
+  let arguments = (ins Remat_FloatTensor:$input,
+                   DefaultValuedAttr<F64Attr, "0.2">:$alpha,
+                   DefaultValuedAttr<F64Attr, "0.5">:$beta);
+}
+def Remat_ClipOp : Remat_ActivationOp<"clip"> {
+  let summary = "min(max(x, min), max)";
+  let description = [{
+    ONNX Clip with compile-time bounds (an absent bound is infinite). Where
+    min > max every element becomes max, as numpy.clip.
+  }];
+  let arguments = (ins Remat_FloatTensor:$input,
+                   DefaultValuedAttr<F64Attr, "-std::numeric_limits<double>::infinity()">:$min,
+                   DefaultValuedAttr<F64Attr, "std::numeric_limits<double>::infinity()">:$max);
+}
+def Remat_SinOp : Remat_ActivationOp<"sin"> { let summary = "sin(x)"; }
+def Remat_CosOp : Remat_ActivationOp<"cos"> { let summary = "cos(x)"; }
+
+def Remat_PReluOp : Remat_Op<"prelu", [Remat_InPlaceElementwise, Remat_Differentiable,
+                                       Pure, InferTypeOpAdaptor,
+                                       SameOperandsAndResultElementType]> {
+  let summary = "x < 0 ? slope * x : x; slope broadcasts to x (one way)";
+  let description = [{
+    ONNX PRelu: the slope broadcasts unidirectionally to the input's shape
+    (numpy rules), so the result has the input's type.
+  }];
+  let arguments = (ins Remat_FloatTensor:$input, Remat_FloatTensor:$slope);
+  let results = (outs Remat_FloatTensor:$output);
+}
+
 class Remat_BinaryOp<string mnemonic, Type operandType, list<Trait> traits = []>
     : Remat_Op<mnemonic, !listconcat(traits, [Pure, InferTypeOpAdaptor,
                                               SameOperandsElementType])> {

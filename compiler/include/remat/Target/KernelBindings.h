@@ -21,7 +21,7 @@
 //       SCRATCH for a kernel that takes workspace scratch); other arguments
 //       are plain values of the kernel's parameter types (bool, int64_t,
 //       uint64_t, double, std::vector<int64_t>, the runtime's enums,
-//       WindowParams, SgdOptions, AdamOptions)
+//       UnaryParams, WindowParams, SgdOptions, AdamOptions)
 //   c.alias(result, source)      result is source's buffer, reshaped
 //   c.constant(result, value)    result is constant data
 //   c.fail(op, message)          a malformed op (the verifiers should have
@@ -129,6 +129,34 @@ inline rt::WindowParams convWindow(mlir::Value weightLike,
                 dilations);
 }
 
+inline double f64(const llvm::APFloat &value) {
+  return value.convertToDouble();
+}
+
+/// The runtime's op and parameters for remat.activation_backward's
+/// `activation` (which ODS restricts to these) and attributes.
+inline rt::UnaryOp activationOp(llvm::StringRef activation) {
+  using rt::UnaryOp;
+  if (activation == "leaky_relu") return UnaryOp::LeakyRelu;
+  if (activation == "elu") return UnaryOp::Elu;
+  if (activation == "selu") return UnaryOp::Selu;
+  if (activation == "softplus") return UnaryOp::Softplus;
+  if (activation == "softsign") return UnaryOp::Softsign;
+  if (activation == "hard_sigmoid") return UnaryOp::HardSigmoid;
+  if (activation == "clip") return UnaryOp::Clip;
+  if (activation == "sin") return UnaryOp::Sin;
+  return UnaryOp::Cos;
+}
+inline rt::UnaryParams activationParams(ActivationBackwardOp op) {
+  rt::UnaryParams params;
+  if (auto alpha = op.getAlpha()) params.alpha = f64(*alpha);
+  if (auto beta = op.getBeta()) params.beta = f64(*beta);
+  if (auto gamma = op.getGamma()) params.gamma = f64(*gamma);
+  if (auto min = op.getMin()) params.lower = f64(*min);
+  if (auto max = op.getMax()) params.upper = f64(*max);
+  return params;
+}
+
 /// The runtime's reduction for a loss op's `reduction` attribute (which ODS
 /// restricts to these three).
 inline rt::LossReduction lossReduction(llvm::StringRef reduction) {
@@ -184,6 +212,15 @@ private:
     bind<OpT>([kind](OpT op, Call &c) {
       return c.call(REMAT_KERNEL(unary), kind, c.operand(op.getInput()),
                     c.result(op.getOutput()));
+    });
+  }
+
+  /// A unary op with parameters: `params(op)` gives its rt::UnaryParams.
+  template <typename OpT, typename ParamsFn>
+  void bindUnary(rt::UnaryOp kind, ParamsFn params) {
+    bind<OpT>([kind, params](OpT op, Call &c) {
+      return c.call(REMAT_KERNEL(unary), kind, c.operand(op.getInput()),
+                    c.result(op.getOutput()), params(op));
     });
   }
 
@@ -246,6 +283,39 @@ template <typename Call> void KernelBindings<Call>::bindElementwise() {
                                                 : UnaryOp::GeluErf,
                   c.operand(op.getInput()), c.result(op.getOutput()));
   });
+  using binding::f64;
+  bindUnary<LeakyReluOp>(UnaryOp::LeakyRelu, [](LeakyReluOp op) {
+    rt::UnaryParams params;
+    params.alpha = f64(op.getAlpha());
+    return params;
+  });
+  bindUnary<EluOp>(UnaryOp::Elu, [](EluOp op) {
+    rt::UnaryParams params;
+    params.alpha = f64(op.getAlpha());
+    return params;
+  });
+  bindUnary<SeluOp>(UnaryOp::Selu, [](SeluOp op) {
+    rt::UnaryParams params;
+    params.alpha = f64(op.getAlpha());
+    params.gamma = f64(op.getGamma());
+    return params;
+  });
+  bindUnary<SoftplusOp>(UnaryOp::Softplus);
+  bindUnary<SoftsignOp>(UnaryOp::Softsign);
+  bindUnary<HardSigmoidOp>(UnaryOp::HardSigmoid, [](HardSigmoidOp op) {
+    rt::UnaryParams params;
+    params.alpha = f64(op.getAlpha());
+    params.beta = f64(op.getBeta());
+    return params;
+  });
+  bindUnary<ClipOp>(UnaryOp::Clip, [](ClipOp op) {
+    rt::UnaryParams params;
+    params.lower = f64(op.getMin());
+    params.upper = f64(op.getMax());
+    return params;
+  });
+  bindUnary<SinOp>(UnaryOp::Sin);
+  bindUnary<CosOp>(UnaryOp::Cos);
 
   using rt::BinaryOp;
   bindBinary<AddOp>(BinaryOp::Add);
@@ -260,6 +330,11 @@ template <typename Call> void KernelBindings<Call>::bindElementwise() {
   bindBinary<EqualOp>(BinaryOp::Equal);
   bindBinary<LessOp>(BinaryOp::Less);
   bindBinary<GreaterOp>(BinaryOp::Greater);
+  bind<PReluOp>([](PReluOp op, Call &c) {
+    return c.call(REMAT_KERNEL(binary), BinaryOp::PRelu,
+                  c.operand(op.getInput()), c.operand(op.getSlope()),
+                  c.result(op.getOutput()));
+  });
 
   bind<WhereOp>([](WhereOp op, Call &c) {
     return c.call(REMAT_KERNEL(where), c.operand(op.getCondition()),
@@ -438,6 +513,12 @@ template <typename Call> void KernelBindings<Call>::bindBackward() {
     return c.call(REMAT_KERNEL(geluBackward), c.operand(op.getInput()),
                   c.operand(op.getOutputGrad()), c.result(op.getInputGrad()),
                   op.getApproximate() == "tanh");
+  });
+  bind<ActivationBackwardOp>([](ActivationBackwardOp op, Call &c) {
+    return c.call(REMAT_KERNEL(activationBackward),
+                  binding::activationOp(op.getActivation()),
+                  c.operand(op.getInput()), c.operand(op.getOutputGrad()),
+                  c.result(op.getInputGrad()), binding::activationParams(op));
   });
   bind<SoftmaxBackwardOp>([](SoftmaxBackwardOp op, Call &c) {
     return c.call(REMAT_KERNEL(softmaxBackward), c.operand(op.getOutput()),

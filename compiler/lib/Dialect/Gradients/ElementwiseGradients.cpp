@@ -46,6 +46,30 @@ LogicalResult binaryGradient(OpBuilder &builder, Operation *op,
   return success();
 }
 
+/// The parameters of an activation's backward: its forward op's attributes
+/// of the same names (null where the activation takes none).
+struct ActivationParams {
+  FloatAttr alpha, beta, gamma, min, max;
+};
+
+/// dx = remat.activation_backward(x, dy): one kernel for the whole
+/// derivative, from the forward input.
+LogicalResult activationGradient(OpBuilder &b, Operation *op,
+                                 StringRef activation,
+                                 const ActivationParams &params,
+                                 ArrayRef<Value> resultGradients,
+                                 ArrayRef<bool> needsGradient,
+                                 SmallVectorImpl<Value> &operandGradients) {
+  return unaryGradient(resultGradients, needsGradient, operandGradients,
+                       [&](Value dy) -> Value {
+                         return b.create<ActivationBackwardOp>(
+                             op->getLoc(), dy.getType(), op->getOperand(0), dy,
+                             b.getStringAttr(activation), params.alpha,
+                             params.beta, params.gamma, params.min,
+                             params.max);
+                       });
+}
+
 } // namespace
 
 LogicalResult NegOp::buildGradient(OpBuilder &b, ArrayRef<Value> dys,
@@ -170,6 +194,98 @@ LogicalResult GeluOp::buildGradient(OpBuilder &b, ArrayRef<Value> dys,
     return b.create<GeluBackwardOp>(getLoc(), dy.getType(), getInput(), dy,
                                     getApproximateAttr());
   });
+}
+
+LogicalResult LeakyReluOp::buildGradient(OpBuilder &b, ArrayRef<Value> dys,
+                                         ArrayRef<bool> needs,
+                                         SmallVectorImpl<Value> &grads) {
+  ActivationParams params;
+  params.alpha = b.getF64FloatAttr(getAlpha().convertToDouble());
+  return activationGradient(b, *this, "leaky_relu", params, dys, needs, grads);
+}
+
+LogicalResult EluOp::buildGradient(OpBuilder &b, ArrayRef<Value> dys,
+                                   ArrayRef<bool> needs,
+                                   SmallVectorImpl<Value> &grads) {
+  ActivationParams params;
+  params.alpha = b.getF64FloatAttr(getAlpha().convertToDouble());
+  return activationGradient(b, *this, "elu", params, dys, needs, grads);
+}
+
+LogicalResult SeluOp::buildGradient(OpBuilder &b, ArrayRef<Value> dys,
+                                    ArrayRef<bool> needs,
+                                    SmallVectorImpl<Value> &grads) {
+  ActivationParams params;
+  params.alpha = b.getF64FloatAttr(getAlpha().convertToDouble());
+  params.gamma = b.getF64FloatAttr(getGamma().convertToDouble());
+  return activationGradient(b, *this, "selu", params, dys, needs, grads);
+}
+
+LogicalResult SoftplusOp::buildGradient(OpBuilder &b, ArrayRef<Value> dys,
+                                        ArrayRef<bool> needs,
+                                        SmallVectorImpl<Value> &grads) {
+  return activationGradient(b, *this, "softplus", {}, dys, needs, grads);
+}
+
+LogicalResult SoftsignOp::buildGradient(OpBuilder &b, ArrayRef<Value> dys,
+                                        ArrayRef<bool> needs,
+                                        SmallVectorImpl<Value> &grads) {
+  return activationGradient(b, *this, "softsign", {}, dys, needs, grads);
+}
+
+LogicalResult HardSigmoidOp::buildGradient(OpBuilder &b, ArrayRef<Value> dys,
+                                           ArrayRef<bool> needs,
+                                           SmallVectorImpl<Value> &grads) {
+  ActivationParams params;
+  params.alpha = b.getF64FloatAttr(getAlpha().convertToDouble());
+  params.beta = b.getF64FloatAttr(getBeta().convertToDouble());
+  return activationGradient(b, *this, "hard_sigmoid", params, dys, needs, grads);
+}
+
+LogicalResult ClipOp::buildGradient(OpBuilder &b, ArrayRef<Value> dys,
+                                    ArrayRef<bool> needs,
+                                    SmallVectorImpl<Value> &grads) {
+  // PyTorch's convention (torch.clamp's backward): dy passes where
+  // min <= x <= max, bounds included, and is 0 elsewhere.
+  ActivationParams params;
+  params.min = b.getF64FloatAttr(getMin().convertToDouble());
+  params.max = b.getF64FloatAttr(getMax().convertToDouble());
+  return activationGradient(b, *this, "clip", params, dys, needs, grads);
+}
+
+LogicalResult SinOp::buildGradient(OpBuilder &b, ArrayRef<Value> dys,
+                                   ArrayRef<bool> needs,
+                                   SmallVectorImpl<Value> &grads) {
+  return activationGradient(b, *this, "sin", {}, dys, needs, grads);
+}
+
+LogicalResult CosOp::buildGradient(OpBuilder &b, ArrayRef<Value> dys,
+                                   ArrayRef<bool> needs,
+                                   SmallVectorImpl<Value> &grads) {
+  return activationGradient(b, *this, "cos", {}, dys, needs, grads);
+}
+
+LogicalResult PReluOp::buildGradient(OpBuilder &b, ArrayRef<Value> dys,
+                                     ArrayRef<bool> needs,
+                                     SmallVectorImpl<Value> &grads) {
+  // As PyTorch: dx = x > 0 ? dy : slope * dy; dslope = x > 0 ? 0 : x * dy,
+  // summed over the axes the slope was broadcast along.
+  Location loc = getLoc();
+  Value dy = dys[0];
+  Value x = getInput();
+  Value zero = scalarConstant(b, loc, elementTypeOf(dy), 0.0);
+  Value positive = b.create<GreaterOp>(loc, x, zero);
+  grads.push_back(needs[0] && dy
+                      ? b.create<WhereOp>(loc, positive, dy,
+                                          b.create<MulOp>(loc, dy, getSlope()))
+                      : Value());
+  grads.push_back(needs[1] && dy
+                      ? reduceToShape(b, loc,
+                                      b.create<WhereOp>(loc, positive, zero,
+                                                        b.create<MulOp>(loc, dy, x)),
+                                      tensorTypeOf(getSlope()))
+                      : Value());
+  return success();
 }
 
 LogicalResult AddOp::buildGradient(OpBuilder &b, ArrayRef<Value> dys,

@@ -87,6 +87,15 @@ std::string cppLiteral(rt::UnaryOp op) {
   case rt::UnaryOp::GeluTanh: name = "GeluTanh"; break;
   case rt::UnaryOp::Not: name = "Not"; break;
   case rt::UnaryOp::Abs: name = "Abs"; break;
+  case rt::UnaryOp::LeakyRelu: name = "LeakyRelu"; break;
+  case rt::UnaryOp::Elu: name = "Elu"; break;
+  case rt::UnaryOp::Selu: name = "Selu"; break;
+  case rt::UnaryOp::Softplus: name = "Softplus"; break;
+  case rt::UnaryOp::Softsign: name = "Softsign"; break;
+  case rt::UnaryOp::HardSigmoid: name = "HardSigmoid"; break;
+  case rt::UnaryOp::Clip: name = "Clip"; break;
+  case rt::UnaryOp::Sin: name = "Sin"; break;
+  case rt::UnaryOp::Cos: name = "Cos"; break;
   }
   return std::string("remat::rt::UnaryOp::") + name;
 }
@@ -106,6 +115,7 @@ std::string cppLiteral(rt::BinaryOp op) {
   case rt::BinaryOp::Greater: name = "Greater"; break;
   case rt::BinaryOp::And: name = "And"; break;
   case rt::BinaryOp::Or: name = "Or"; break;
+  case rt::BinaryOp::PRelu: name = "PRelu"; break;
   }
   return std::string("remat::rt::BinaryOp::") + name;
 }
@@ -132,6 +142,13 @@ std::string cppLiteral(rt::LossReduction reduction) {
 
 std::string cppLiteral(const rt::Dims &dims) {
   return cppIntList(ArrayRef<int64_t>(dims.data(), dims.size()));
+}
+
+std::string cppLiteral(const rt::UnaryParams &params) {
+  return "remat::rt::UnaryParams{/*alpha=*/" + cppDouble(params.alpha) +
+         ", /*beta=*/" + cppDouble(params.beta) + ", /*gamma=*/" +
+         cppDouble(params.gamma) + ", /*lower=*/" + cppDouble(params.lower) +
+         ", /*upper=*/" + cppDouble(params.upper) + "}";
 }
 
 std::string cppLiteral(const rt::WindowParams &params) {

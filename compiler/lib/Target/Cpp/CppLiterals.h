@@ -35,6 +35,7 @@ std::string cppLiteral(rt::ReduceOp op);
 std::string cppLiteral(rt::LossReduction reduction);
 /// A braced list: initializes Dims without naming the type.
 std::string cppLiteral(const rt::Dims &dims);
+std::string cppLiteral(const rt::UnaryParams &params);
 std::string cppLiteral(const rt::WindowParams &params);
 std::string cppLiteral(const rt::SgdOptions &options);
 std::string cppLiteral(const rt::AdamOptions &options);

@@ -14,6 +14,7 @@
 #include "remat/runtime/Tensor.h"
 
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 namespace remat::rt {
@@ -22,13 +23,29 @@ namespace remat::rt {
 // Parameter types
 //===----------------------------------------------------------------------===//
 
-/// unary(): y = op(x).
+/// unary(): y = op(x). The ops after Abs read parameters from UnaryParams
+/// (ONNX's formulas; a, b, g, lo, hi = alpha, beta, gamma, lower, upper).
 enum class UnaryOp {
   Neg, Sqrt, Exp, Log, Reciprocal, Erf, Tanh, Sigmoid, Relu,
   GeluErf,  // x * 0.5 * (1 + erf(x / sqrt(2)))
   GeluTanh, // x * 0.5 * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3)))
   Not,      // Bool only
   Abs,
+  LeakyRelu,   // x >= 0 ? x : a x
+  Elu,         // x >= 0 ? x : a (exp(x) - 1)
+  Selu,        // x > 0 ? g x : g a (exp(x) - 1)
+  Softplus,    // log(1 + exp(x))
+  Softsign,    // x / (1 + |x|)
+  HardSigmoid, // max(0, min(1, a x + b))
+  Clip,        // min(max(x, lo), hi): hi where lo > hi, as numpy.clip
+  Sin, Cos,
+};
+
+/// The parameters of the UnaryOps that take any (the rest ignore them).
+struct UnaryParams {
+  double alpha = 0.0, beta = 0.0, gamma = 0.0;
+  double lower = -std::numeric_limits<double>::infinity();
+  double upper = std::numeric_limits<double>::infinity();
 };
 
 /// binary(): out = a op b.
@@ -37,6 +54,7 @@ enum class BinaryOp {
   Max, Min,
   Equal, Less, Greater, // output dtype Bool
   And, Or,              // Bool only
+  PRelu,                // a < 0 ? a * b : a (floats only; b is the slope)
 };
 
 /// reduce().
