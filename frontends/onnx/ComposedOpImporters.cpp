@@ -2,7 +2,7 @@
 //
 // Operators whose ONNX definition is itself a function of simpler operators
 // (RMSNormalization-23, RotaryEmbedding-23, InstanceNormalization, variadic
-// Sum and Mean, GreaterOrEqual, LessOrEqual), and ConvTranspose (a convolution's input gradient), import
+// Sum and Mean, GreaterOrEqual, LessOrEqual, HardSwish), and ConvTranspose (a convolution's input gradient), import
 // as that composition
 // of dialect ops, so they inherit the gradients, kernels and cost model of
 // those ops. Each follows the operator's reference definition step by step
@@ -405,6 +405,19 @@ template <typename StrictOp> LogicalResult importOrEqual(NodeImporter &n) {
   return c.ok() ? n.out(0, y) : failure();
 }
 
+/// HardSwish (opset 14): x * HardSigmoid(x) with alpha 1/6, beta 0.5
+/// (MobileNetV3's activation).
+LogicalResult importHardSwish(NodeImporter &n) {
+  Value x = n.in(0, "X");
+  if (!x)
+    return failure();
+  Composer c(n);
+  Value gate = c.op<HardSigmoidOp>(x, n.b.getF64FloatAttr(1.0 / 6.0),
+                                   n.b.getF64FloatAttr(0.5));
+  Value y = c.op<MulOp>(x, gate);
+  return c.ok() ? n.out(0, y) : failure();
+}
+
 } // namespace
 
 const llvm::StringMap<OpHandler> &composedOpHandlers() {
@@ -417,6 +430,7 @@ const llvm::StringMap<OpHandler> &composedOpHandlers() {
       {"ConvTranspose", importConvTranspose},
       {"GreaterOrEqual", importOrEqual<GreaterOp>},
       {"LessOrEqual", importOrEqual<LessOp>},
+      {"HardSwish", importHardSwish},
   };
   return table;
 }

@@ -35,7 +35,8 @@ SUPPORTED_FAMILIES = [
     "where",
     # imported as compositions (frontends/onnx/ComposedOpImporters.cpp)
     "rms_normalization", "rotary_embedding", "castlike", "sum", "mean",
-    "instancenorm", "convtranspose", "greater_equal", "less_equal",
+    "instancenorm", "convtranspose", "greater_equal", "less_equal", "gelu",
+    "hardswish",
     # ai.onnx.preview.training optimizers (Gradient's tests live in simple/,
     # see CMakeLists.txt).
     "adagrad", "adam", "momentum", "nesterov_momentum",

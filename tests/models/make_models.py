@@ -77,7 +77,7 @@ def unsupported():
     y = outv("y", 2)
     nodes = [
         helper.make_node("Relu", ["x"], ["a"], name="relu"),
-        helper.make_node("HardSwish", ["a"], ["b"], name="hs"),
+        helper.make_node("Round", ["a"], ["b"], name="round"),
         helper.make_node("Relu", ["b"], ["c"], name="relu2"),
         helper.make_node("Celu", ["c"], ["y"]),
     ]
