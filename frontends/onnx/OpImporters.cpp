@@ -14,6 +14,7 @@
 #include "remat/runtime/TensorProtoIO.h"
 
 #include <cmath>
+#include <cstring>
 
 using namespace mlir;
 
@@ -718,6 +719,108 @@ LogicalResult importExpand(NodeImporter &n) {
               "remat.expand");
 }
 
+/// The one element of a compile-time scalar input, as double.
+std::optional<double> scalarInput(NodeImporter &n, int i, StringRef what) {
+  const rt::Tensor *t = n.known(i, what);
+  if (!t)
+    return std::nullopt;
+  if (t->numel() != 1) {
+    (void)n.fail("input '" + what + "' must hold one element, got " +
+                 Twine(t->numel()));
+    return std::nullopt;
+  }
+  rt::Tensor one(t->dtype(), {}), d(rt::DType::F64, {});
+  std::memcpy(one.data(), t->data(), rt::dtypeSize(t->dtype()));
+  rt::cast(one.view(), d.view());
+  return *d.as<double>();
+}
+
+/// Pad-1 (`paddings`, `value` attributes), Pad-2 (`pads`, `value`), Pad-11
+/// (pads and constant_value inputs), Pad-18 (`axes` input), Pad-19 (wrap).
+/// pads, axes and the constant must be compile-time values.
+LogicalResult importPad(NodeImporter &n) {
+  Value x = n.in(0, "data");
+  if (!x)
+    return failure();
+  int64_t rank = typeOf(x).getRank();
+  auto mode = n.attrString("mode", "constant");
+  if (!mode)
+    return failure();
+  if (*mode != "constant" && *mode != "reflect" && *mode != "edge" &&
+      !(*mode == "wrap" && n.ic.opset >= 19))
+    return n.fail("unknown mode '" + *mode + "'" +
+                  (*mode == "wrap" ? " (wrap needs opset 19)" : ""));
+  std::vector<int64_t> pads;
+  double value = 0.0;
+  std::vector<int64_t> axes;
+  bool hasAxes = false;
+  if (n.ic.opset < 11) {
+    const char *name = n.ic.opset < 2 ? "paddings" : "pads";
+    bool present = false;
+    auto p = n.attrInts(name, &present);
+    auto v = n.attrFloat("value", 0.0);
+    if (!p || !v)
+      return failure();
+    if (!present)
+      return n.fail(Twine("missing attribute '") + name + "'");
+    pads = *p;
+    value = *v;
+  } else {
+    const rt::Tensor *p = n.known(1, "pads");
+    if (!p)
+      return failure();
+    auto values = n.ints(*p, "pads");
+    if (!values)
+      return failure();
+    pads = *values;
+    if (n.has(2)) {
+      auto v = scalarInput(n, 2, "constant_value");
+      if (!v)
+        return failure();
+      value = *v;
+    }
+    if (n.has(3)) {
+      if (n.ic.opset < 18)
+        return n.fail("input 'axes' needs opset 18");
+      const rt::Tensor *a = n.known(3, "axes");
+      auto given = a ? n.ints(*a, "axes") : std::nullopt;
+      if (!given)
+        return failure();
+      axes = *given;
+      hasAxes = true;
+    }
+  }
+  // Expand pads over `axes` to one begin and one end per dim.
+  if (!hasAxes)
+    for (int64_t d = 0; d < rank; ++d)
+      axes.push_back(d);
+  if (pads.size() != 2 * axes.size())
+    return n.fail("pads has " + Twine(pads.size()) + " entries, expected " +
+                  Twine(2 * axes.size()) + " (two per " +
+                  (hasAxes ? "axis" : "dim") + ")");
+  std::vector<int64_t> full(2 * rank, 0);
+  std::vector<bool> seen(rank, false);
+  for (size_t k = 0; k < axes.size(); ++k) {
+    auto axis = n.axis(axes[k], rank, "axes entry");
+    if (!axis)
+      return failure();
+    if (seen[*axis])
+      return n.fail("axes names dim " + Twine(*axis) + " twice");
+    seen[*axis] = true;
+    full[*axis] = pads[k];
+    full[rank + *axis] = pads[axes.size() + k];
+  }
+  if (llvm::all_of(full, [](int64_t p) { return p == 0; })) {
+    n.outAlias(0, n.inName(0));
+    return success();
+  }
+  return emit(n,
+              n.ic.create<PadOp>(n.loc, x, n.b.getDenseI64ArrayAttr(full),
+                                 n.b.getStringAttr(*mode),
+                                 n.b.getF64FloatAttr(value)),
+              "remat.pad");
+}
+
 //===----------------------------------------------------------------------===//
 // Losses
 //===----------------------------------------------------------------------===//
@@ -950,6 +1053,7 @@ const llvm::StringMap<OpHandler> &opHandlers() {
       {"Slice", importSlice},
       {"Gather", importGather},
       {"Expand", importExpand},
+      {"Pad", importPad},
       // Losses.
       {"SoftmaxCrossEntropyLoss", importLoss<SoftmaxCrossEntropyLossOp>},
       {"NegativeLogLikelihoodLoss", importLoss<NllLossOp>},

@@ -97,4 +97,34 @@ AxisExtents checkGatherBackward(const char *kernel, const TensorView &dy,
   return e;
 }
 
+PadGeometry padGeometry(const char *kernel, const Shape &in, const Shape &out,
+                        const Dims &begins, PadMode mode) {
+  require(in.size() == out.size() && begins.size() == in.size(), kernel,
+          "begins, input and output need one entry per dim");
+  PadGeometry g;
+  g.rank = static_cast<int>(in.size());
+  g.mode = mode;
+  const Strides is = contiguousStrides(in), os = contiguousStrides(out);
+  for (int d = 0; d < g.rank; ++d) {
+    const int64_t begin = begins[d], end = out[d] - in[d] - begin;
+    PadDim &p = g.dim[d];
+    p.in = in[d];
+    p.out = out[d];
+    p.crop = begin < 0 ? -begin : 0;
+    p.kept = in[d] - p.crop - (end < 0 ? -end : 0);
+    p.before = begin > 0 ? begin : 0;
+    if (p.kept < 0)
+      fail(kernel, "dim " + std::to_string(d) + " pads " +
+                       std::to_string(begin) + " and " + std::to_string(end) +
+                       " crop more than its " + std::to_string(in[d]) +
+                       " elements");
+    if (mode != PadMode::Constant && p.kept == 0 && p.out > 0)
+      fail(kernel, "dim " + std::to_string(d) +
+                       " has no element left to read for non-constant pads");
+    g.inStride[d] = is[d];
+    g.outStride[d] = os[d];
+  }
+  return g;
+}
+
 } // namespace remat::rt::common

@@ -11,6 +11,7 @@
 #define REMAT_RUNTIME_COMMON_DATAMOVEMENTCHECKS_H
 
 #include "common/AxisExtents.h"
+#include "common/PadIndex.h"
 #include "common/Strides.h"
 
 #include <vector>
@@ -44,6 +45,12 @@ void checkConcatOrSplit(const char *kernel,
 AxisExtents checkGatherBackward(const char *kernel, const TensorView &dy,
                                 const TensorView &indices,
                                 const TensorView &dx, int64_t axis);
+
+/// Checks pad / padBackward shapes (`in` the unpadded, `out` the padded
+/// shape, one begin pad per dim) and returns their geometry. Reflect, Edge
+/// and Wrap need an element to read wherever a dim is padded.
+PadGeometry padGeometry(const char *kernel, const Shape &in, const Shape &out,
+                        const Dims &begins, PadMode mode);
 
 } // namespace remat::rt::common
 

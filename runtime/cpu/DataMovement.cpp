@@ -1,4 +1,4 @@
-//===- DataMovement.cpp - Transpose, concat, split, slice, gather, expand -===//
+//===- DataMovement.cpp - Transpose, concat, split, slice, gather, expand, pad ===//
 //
 // All of these move whole elements without looking at them, so they dispatch
 // on the element size only and work for every dtype.
@@ -167,6 +167,27 @@ void gather(const TensorView &x, const TensorView &indices,
 void expand(const TensorView &x, const TensorView &y) {
   requireDType(y, x.dtype, "expand", "output");
   stridedCopy("expand", x, 0, broadcastStrides(x.shape, y.shape, "expand"), y);
+}
+
+void pad(const TensorView &x, const TensorView &y, const Dims &begins,
+         PadMode mode, double value) {
+  const char *kernel = "pad";
+  requireDType(y, x.dtype, kernel, "output");
+  const PadGeometry g = padGeometry(kernel, x.shape, y.shape, begins, mode);
+  // The constant's bytes, converted as fill() converts.
+  uint64_t constant = 0;
+  fill(TensorView(y.dtype, Shape{}, &constant), value);
+  dispatchBySize(x.dtype, kernel, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T fillValue;
+    std::memcpy(&fillValue, &constant, sizeof(T));
+    const T *px = x.as<const T>();
+    T *py = y.as<T>();
+    for (int64_t o = 0, n = y.numel(); o < n; ++o) {
+      const int64_t at = padReadOffset(g, o);
+      py[o] = at < 0 ? fillValue : px[at];
+    }
+  });
 }
 
 } // namespace remat::rt

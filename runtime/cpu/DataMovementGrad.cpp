@@ -1,4 +1,4 @@
-//===- DataMovementGrad.cpp - Gather and slice backward -------------------===//
+//===- DataMovementGrad.cpp - Gather, slice and pad backward --------------===//
 
 #include "remat/runtime/Kernels.h"
 
@@ -46,6 +46,22 @@ void gatherBackward(const TensorView &dy, const TensorView &indices,
         }
       }
     });
+  });
+}
+
+void padBackward(const TensorView &dy, const TensorView &dx,
+                 const Dims &begins, PadMode mode) {
+  const char *kernel = "padBackward";
+  requireDType(dx, dy.dtype, kernel, "dx");
+  const PadGeometry g = padGeometry(kernel, dx.shape, dy.shape, begins, mode);
+  // Each dx element sums its sources in double and rounds once, as the
+  // scatter-style kernels do, but needs no accumulator buffer.
+  dispatchFloat(dy.dtype, kernel, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T *pdy = dy.as<const T>();
+    T *pdx = dx.as<T>();
+    for (int64_t i = 0, n = dx.numel(); i < n; ++i)
+      pdx[i] = static_cast<T>(padGradient<double>(g, pdy, i));
   });
 }
 

@@ -1,10 +1,12 @@
-//===- DataMovementGrad.cu - Gather and slice backward --------------------===//
+//===- DataMovementGrad.cu - Gather, slice and pad backward ---------------===//
 //
 // The CUDA versions of runtime/cpu/DataMovementGrad.cpp. Gather backward
 // scatter-adds dy into the zeroed dx with atomicAdd in the tensor's type
 // (repeated indices, e.g. an embedding's tokens, accumulate in a
 // nondeterministic order; the CPU sums in double). Slice backward zeroes dx
-// and scatters dy to the sliced positions, which are distinct.
+// and scatters dy to the sliced positions, which are distinct. Pad backward
+// gathers instead: one thread per dx element sums, in the tensor's type and
+// a fixed order, the dy positions that read it (deterministic, no atomics).
 //
 //===----------------------------------------------------------------------===//
 
@@ -43,6 +45,12 @@ __global__ void scatterKernel(const T *dy, T *dx, int64_t n, Indexer<1> ix) {
   REMAT_GRID_STRIDE_LOOP(i, n) { dx[ix.offset(i)] = dy[i]; }
 }
 
+template <typename T>
+__global__ void padBackwardKernel(const T *dy, T *dx, int64_t n,
+                                  PadGeometry g) {
+  REMAT_GRID_STRIDE_LOOP(i, n) { dx[i] = padGradient<T>(g, dy, i); }
+}
+
 } // namespace
 
 void gatherBackward(const TensorView &dy, const TensorView &indices,
@@ -64,6 +72,23 @@ void gatherBackward(const TensorView &dy, const TensorView &indices,
           e.inner, e.size, ctx.status);
       checkLaunch(kernel);
     });
+  });
+}
+
+void padBackward(const TensorView &dy, const TensorView &dx,
+                 const Dims &begins, PadMode mode) {
+  const char *kernel = "padBackward";
+  requireDType(dx, dy.dtype, kernel, "dx");
+  const PadGeometry g = padGeometry(kernel, dx.shape, dy.shape, begins, mode);
+  cudaStream_t stream = context(kernel).stream;
+  const int64_t n = dx.numel();
+  dispatchFloat(dy.dtype, kernel, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if (n == 0)
+      return;
+    padBackwardKernel<T><<<gridFor(n), kThreads, 0, stream>>>(
+        dy.as<const T>(), dx.as<T>(), n, g);
+    checkLaunch(kernel);
   });
 }
 

@@ -17,14 +17,14 @@ import sys
 SUPPORTED_FAMILIES = [
     "abs", "add", "and", "averagepool", "basic_conv_with_padding",
     "basic_conv_without_padding", "batchnorm", "cast", "concat",
-    "constantofshape", "conv_with", "div", "dropout", "training_dropout",
-    "equal", "erf", "exp", "expand", "flatten", "gather", "gemm",
+    "constant_pad", "constantofshape", "conv_with", "div", "dropout", "training_dropout",
+    "edge_pad", "equal", "erf", "exp", "expand", "flatten", "gather", "gemm",
     "globalaveragepool", "greater", "identity", "layer_normalization", "less",
     "log", "logsoftmax", "matmul", "max", "maxpool", "min", "mul", "neg",
     "nllloss", "not", "or", "pow", "range", "reciprocal", "reduce_max",
-    "reduce_mean", "reduce_sum", "relu", "reshape", "sce", "shape", "sigmoid",
+    "reduce_mean", "reduce_sum", "reflect_pad", "relu", "reshape", "sce", "shape", "sigmoid",
     "size", "slice", "softmax", "split", "sqrt", "squeeze", "sub", "tanh",
-    "transpose", "unsqueeze", "where",
+    "transpose", "unsqueeze", "where", "wrap_pad",
     # ai.onnx.preview.training optimizers (Gradient's tests live in simple/,
     # see CMakeLists.txt).
     "adagrad", "adam", "momentum", "nesterov_momentum",

@@ -132,6 +132,53 @@ def reshapes():
     save(helper.make_model(graph, opset_imports=OPSET), "reshapes.onnx")
 
 
+def pads():
+    """Pad in each mode and opset form, and a Pad whose pads are a graph
+    input (an error: they must be compile-time values)."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4])
+    outs = [outv(n, 3) for n in ["const", "refl", "edge", "crop", "same"]]
+    nodes = [
+        const("p_const", np.array([0, 1, 2, 0, 0, 3], dtype=np.int64)),
+        const("value", np.array(1.5, dtype=np.float32)),
+        const("p_refl", np.array([0, 2, 0, 1, 1, 0], dtype=np.int64)),
+        # axes-free opset 17 form; negative pads crop.
+        const("p_crop", np.array([0, -1, 1, -1, 0, -2], dtype=np.int64)),
+        const("p_zero", np.zeros(6, dtype=np.int64)),
+        helper.make_node("Pad", ["x", "p_const", "value"], ["const"], name="pad_const"),
+        helper.make_node("Pad", ["x", "p_refl"], ["refl"], name="pad_refl",
+                         mode="reflect"),
+        helper.make_node("Pad", ["x", "p_refl"], ["edge"], name="pad_edge", mode="edge"),
+        helper.make_node("Pad", ["x", "p_crop"], ["crop"], name="pad_crop"),
+        helper.make_node("Pad", ["x", "p_zero"], ["same"], name="pad_none"),
+    ]
+    graph = helper.make_graph(nodes, "pads", [x], outs)
+    save(helper.make_model(graph, opset_imports=OPSET), "pad.onnx")
+
+    # Opset 2-10: pads and value are attributes.
+    node = helper.make_node("Pad", ["x"], ["y"], name="pad_attr", mode="constant",
+                            pads=[1, 0, 0, 0, 2, 0], value=-1.0)
+    graph = helper.make_graph([node], "pad_attr", [x], [outv("y", 3)])
+    save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 10)]),
+         "pad_opset10.onnx")
+
+    # Opset 19: wrap.
+    nodes = [const("p", np.array([0, 0, 5, 0, 0, 1], dtype=np.int64)),
+             helper.make_node("Pad", ["x", "p"], ["y"], name="pad_wrap", mode="wrap")]
+    graph = helper.make_graph(nodes, "pad_wrap", [x], [outv("y", 3)])
+    save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)]),
+         "pad_wrap.onnx")
+
+    # wrap before opset 19 is refused.
+    graph = helper.make_graph(nodes, "pad_wrap17", [x], [outv("y", 3)])
+    save(helper.make_model(graph, opset_imports=OPSET), "pad_wrap17.onnx")
+
+    # Pads computed at run time are refused.
+    p = helper.make_tensor_value_info("p", TensorProto.INT64, [6])
+    node = helper.make_node("Pad", ["x", "p"], ["y"], name="pad_dynamic")
+    graph = helper.make_graph([node], "pad_dynamic", [x, p], [outv("y", 3)])
+    save(helper.make_model(graph, opset_imports=OPSET), "pad_dynamic.onnx")
+
+
 def shape_only():
     """Weights as graph inputs with role doc strings (export_params=False)."""
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4])
@@ -422,6 +469,7 @@ if __name__ == "__main__":
     symbolic()
     gemm()
     reshapes()
+    pads()
     shape_only()
     missing_shape_param()
     external_data()

@@ -39,6 +39,7 @@ double SplitOp::getFlops() { return 0; }
 double SliceOp::getFlops() { return 0; }
 double GatherOp::getFlops() { return 0; }
 double ExpandOp::getFlops() { return 0; }
+double PadOp::getFlops() { return 0; }
 
 double MatMulOp::getFlops() {
   auto lhs = getLhs().getType();
@@ -92,6 +93,8 @@ double AveragePoolBackwardOp::getFlops() {
 }
 double GatherBackwardOp::getFlops() { return elements(getOutputGrad()); }
 double SliceBackwardOp::getFlops() { return 0; }
+// One addition per dy element (each is read by exactly one dx element).
+double PadBackwardOp::getFlops() { return elements(getOutputGrad()); }
 double SoftmaxCrossEntropyLossBackwardOp::getFlops() {
   return 3 * elements(getScoresGrad());
 }

@@ -14,6 +14,8 @@
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/IR/TypeUtilities.h"
 
+#include <algorithm>
+
 using namespace mlir;
 using namespace remat;
 
@@ -448,6 +450,59 @@ LogicalResult GatherOp::inferReturnTypes(MLIRContext *, std::optional<Location> 
   llvm::append_range(shape, indices.getShape());
   llvm::append_range(shape, input.getShape().drop_front(axis + 1));
   types.push_back(RankedTensorType::get(shape, input.getElementType()));
+  return success();
+}
+
+/// Checks pads (begins then ends, one of each per dim of `input`) and
+/// computes the padded shape; see PadOp's description.
+static LogicalResult padShape(std::optional<Location> loc, StringRef opName,
+                              ArrayRef<int64_t> input, ArrayRef<int64_t> pads,
+                              StringRef mode, SmallVectorImpl<int64_t> &shape) {
+  int64_t rank = input.size();
+  if ((int64_t)pads.size() != 2 * rank)
+    return emitOptionalError(loc, opName, " needs 2 * rank = ", 2 * rank,
+                             " pads, got ", pads.size());
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t begin = pads[d], end = pads[rank + d];
+    int64_t kept = input[d] - std::max<int64_t>(0, -begin) -
+                   std::max<int64_t>(0, -end);
+    if (kept < 0)
+      return emitOptionalError(loc, opName, " pads ", begin, " and ", end,
+                               " crop more than the ", input[d],
+                               " elements of dim ", d);
+    int64_t size = input[d] + begin + end;
+    if (mode != "constant" && kept == 0 && size > 0)
+      return emitOptionalError(loc, opName, " mode '", mode, "' pads dim ", d,
+                               ", which has no element to read");
+    shape.push_back(size);
+  }
+  return success();
+}
+
+LogicalResult PadOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                      Adaptor adaptor,
+                                      SmallVectorImpl<Type> &types) {
+  auto input = rankedType(adaptor.getInput());
+  SmallVector<int64_t> shape;
+  if (failed(padShape(loc, "pad", input.getShape(), adaptor.getPads(),
+                      adaptor.getMode(), shape)))
+    return failure();
+  types.push_back(RankedTensorType::get(shape, input.getElementType()));
+  return success();
+}
+
+LogicalResult PadBackwardOp::verify() {
+  SmallVector<int64_t> shape;
+  if (failed(padShape(getLoc(), "pad_backward", getType().getShape(),
+                      getPads(), getMode(), shape)))
+    return failure();
+  if (getOutputGrad().getType().getElementType() != getType().getElementType())
+    return emitOpError("output_grad and input_grad differ in element type");
+  if (ArrayRef<int64_t>(shape) != getOutputGrad().getType().getShape())
+    return emitOpError("input_grad ")
+           << shapeString(getType().getShape()) << " padded is "
+           << shapeString(shape) << ", but output_grad is "
+           << shapeString(getOutputGrad().getType().getShape());
   return success();
 }
 

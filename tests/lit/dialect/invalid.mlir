@@ -92,3 +92,38 @@ func.func @rank_nine(%a: tensor<1x1x1x1x1x1x1x1x2xf32>) -> tensor<1x1x1x1x1x1x1x
   %0 = remat.relu %a : (tensor<1x1x1x1x1x1x1x1x2xf32>) -> tensor<1x1x1x1x1x1x1x1x2xf32>
   return %0 : tensor<1x1x1x1x1x1x1x1x2xf32>
 }
+
+// -----
+
+func.func @pad_count(%a: tensor<2x3xf32>) -> tensor<2x5xf32> {
+  // expected-error@+2 {{pad needs 2 * rank = 4 pads, got 2}}
+  // expected-error@+1 {{failed to infer returned types}}
+  %0 = remat.pad %a {pads = array<i64: 1, 1>} : (tensor<2x3xf32>) -> tensor<2x5xf32>
+  return %0 : tensor<2x5xf32>
+}
+
+// -----
+
+func.func @pad_overcrop(%a: tensor<2x3xf32>) -> tensor<2x1xf32> {
+  // expected-error@+2 {{pad pads -4 and 2 crop more than the 3 elements of dim 1}}
+  // expected-error@+1 {{failed to infer returned types}}
+  %0 = remat.pad %a {pads = array<i64: 0, -4, 0, 2>} : (tensor<2x3xf32>) -> tensor<2x1xf32>
+  return %0 : tensor<2x1xf32>
+}
+
+// -----
+
+func.func @pad_reflect_empty(%a: tensor<2x3xf32>) -> tensor<2x2xf32> {
+  // expected-error@+2 {{pad mode 'reflect' pads dim 1, which has no element to read}}
+  // expected-error@+1 {{failed to infer returned types}}
+  %0 = remat.pad %a {mode = "reflect", pads = array<i64: 0, -3, 0, 2>} : (tensor<2x3xf32>) -> tensor<2x2xf32>
+  return %0 : tensor<2x2xf32>
+}
+
+// -----
+
+func.func @pad_backward_shape(%dy: tensor<2x6xf32>) -> tensor<2x3xf32> {
+  // expected-error@+1 {{input_grad 2x3 padded is 2x5, but output_grad is 2x6}}
+  %0 = remat.pad_backward %dy {mode = "edge", pads = array<i64: 0, 1, 0, 1>} : (tensor<2x6xf32>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}

@@ -750,6 +750,51 @@ TEST(DataMovementGradient, Expand) {
   }
 }
 
+TEST(DataMovementGradient, PadEveryMode) {
+  struct Case {
+    const char *mode;
+    std::vector<int64_t> pads; // begins, then ends
+    rt::Shape out;
+  };
+  // x [3, 4]
+  const Case cases[] = {
+      {"constant", {1, 0, 2, 3}, {6, 7}},
+      // cropping: the cropped elements get no gradient
+      {"constant", {-1, 2, 1, -2}, {3, 4}},
+      {"reflect", {2, 1, 1, 3}, {6, 8}},
+      // pads beyond the input: reflected again (period 2 * (4 - 1))
+      {"reflect", {0, 7, 0, 5}, {3, 16}},
+      {"edge", {2, 0, 1, 3}, {6, 7}},
+      // crop one side, pad the other, reading the cropped input
+      {"edge", {-1, 2, 2, -1}, {4, 5}},
+      {"wrap", {1, 5, 2, 6}, {6, 15}},
+      {"reflect", {-1, -2, 1, 3}, {3, 5}},
+      {"wrap", {0, -1, 0, 4}, {3, 7}},
+  };
+  for (const Case &c : cases) {
+    SCOPED_TRACE(std::string(c.mode) + " " + i64Array(c.pads));
+    Forward f;
+    f.param("x", {3, 4});
+    f.op("%y = remat.pad %x {mode = \"" + std::string(c.mode) + "\", pads = " +
+         i64Array(c.pads) + ", value = 0.5 : f64} : (" + T({3, 4}) + ") -> " +
+         T(c.out));
+    GradCheck(f.weighted("%y", c.out)).run();
+  }
+}
+
+TEST(DataMovementGradient, PadSingleElementDims) {
+  // A size-1 dim: reflect and edge repeat its element in every position.
+  for (const char *mode : {"reflect", "edge", "wrap"}) {
+    SCOPED_TRACE(mode);
+    Forward f;
+    f.param("x", {1, 2, 3});
+    f.op("%y = remat.pad %x {mode = \"" + std::string(mode) +
+         "\", pads = array<i64: 2, 1, 0, 1, 0, 2>} : (" + T({1, 2, 3}) +
+         ") -> " + T({4, 3, 5}));
+    GradCheck(f.weighted("%y", {4, 3, 5})).run();
+  }
+}
+
 //===----------------------------------------------------------------------===//
 // Losses
 //===----------------------------------------------------------------------===//

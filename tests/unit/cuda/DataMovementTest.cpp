@@ -1,4 +1,4 @@
-//===- DataMovementTest.cpp - CUDA transpose, concat, split, slice, gather ===//
+//===- DataMovementTest.cpp - CUDA transpose, concat, ..., gather, pad ----===//
 //
 // Data movement must reproduce the CPU's bytes exactly, for every element
 // size.
@@ -169,6 +169,57 @@ TEST_F(CudaDataMovement, Expand) {
     cuda::expand(dx.view(), dy.view());
     expectSame(dy.host(), y, dtypeName(dtype));
   }
+}
+
+TEST_F(CudaDataMovement, PadEveryModeAndDtype) {
+  struct Case {
+    Shape x;
+    std::vector<int64_t> pads; // begins, then ends
+  };
+  const Case cases[] = {{{3, 4}, {1, 2, 2, 1}},
+                        {{3, 4}, {0, 7, 0, 9}},
+                        {{2, 3, 5}, {1, -1, 2, 0, 2, -1}},
+                        {{1, 33, 65}, {2, 0, 1, 1, 3, 2}}};
+  for (const Case &c : cases)
+    for (PadMode mode :
+         {PadMode::Constant, PadMode::Reflect, PadMode::Edge, PadMode::Wrap})
+      for (DType dtype : kSizes) {
+        const size_t rank = c.x.size();
+        Shape yShape;
+        for (size_t d = 0; d < rank; ++d)
+          yShape.push_back(c.x[d] + c.pads[d] + c.pads[rank + d]);
+        const std::vector<int64_t> begins(c.pads.begin(),
+                                          c.pads.begin() + rank);
+        Tensor x = randomOf(dtype, c.x, 8);
+        Tensor y(dtype, yShape);
+        rt::pad(x.view(), y.view(), begins, mode, 1.0);
+        DeviceTensor dx(x), dy(dtype, yShape);
+        cuda::pad(dx.view(), dy.view(), begins, mode, 1.0);
+        expectSame(dy.host(), y,
+                   shapeToString(c.x) + " mode " +
+                       std::to_string(static_cast<int>(mode)));
+      }
+}
+
+TEST_F(CudaDataMovement, PadBackwardEveryMode) {
+  // The GPU sums each element's sources in the tensor's type, the CPU in
+  // double: the same terms in the same order, so f32 differs by rounding.
+  const Shape x = {3, 17, 9};
+  const std::vector<int64_t> begins = {1, 2, -1}, ends = {2, 20, 4};
+  Shape yShape;
+  for (size_t d = 0; d < x.size(); ++d)
+    yShape.push_back(x[d] + begins[d] + ends[d]);
+  for (PadMode mode :
+       {PadMode::Constant, PadMode::Reflect, PadMode::Edge, PadMode::Wrap})
+    for (DType dtype : {DType::F32, DType::F64}) {
+      Tensor dy = randomTensor(dtype, yShape, 9);
+      Tensor dx(dtype, x);
+      rt::padBackward(dy.view(), dx.view(), begins, mode);
+      DeviceTensor ddy(dy), ddx(dtype, x);
+      cuda::padBackward(ddy.view(), ddx.view(), begins, mode);
+      expectNear(ddx.host(), dx, dtype == DType::F32 ? 1e-5 : 1e-12,
+                 "mode " + std::to_string(static_cast<int>(mode)));
+    }
 }
 
 } // namespace

@@ -1,7 +1,8 @@
-//===- DataMovementTest.cpp - transpose, concat, split, slice, gather, expand
+//===- DataMovementTest.cpp - transpose, concat, split, slice, gather, expand, pad
 
 #include "TestUtil.h"
 
+#include <algorithm>
 #include <numeric>
 
 using namespace remat::rt;
@@ -157,6 +158,215 @@ TEST(DataMovementTest, ExpandBroadcasts) {
   }
   Tensor x(DType::F32, {3}), y(DType::F32, {2, 4});
   EXPECT_THROW(expand(x.view(), y.view()), RuntimeError);
+}
+
+//===----------------------------------------------------------------------===//
+// Pad: the reference walks each padded dim from its first kept element
+// outwards one step at a time (bouncing off the ends for reflect, wrapping
+// for wrap, stopping for edge), the way the modes are defined, rather than
+// with the kernels' closed-form periods.
+//===----------------------------------------------------------------------===//
+
+/// For each output position of one dim: the input index it reads, or -1.
+std::vector<int64_t> padWalk(int64_t in, int64_t begin, int64_t end,
+                             PadMode mode) {
+  const int64_t crop = std::max<int64_t>(0, -begin);
+  const int64_t kept = in - crop - std::max<int64_t>(0, -end);
+  const int64_t before = std::max<int64_t>(0, begin);
+  const int64_t after = std::max<int64_t>(0, end);
+  std::vector<int64_t> map(before + kept + after, -1);
+  for (int64_t j = 0; j < kept; ++j)
+    map[before + j] = crop + j;
+  if (mode == PadMode::Constant)
+    return map;
+  // Walks `steps` steps from kept index `start` in direction `dir`.
+  auto walk = [&](int64_t start, int dir, int64_t steps) {
+    int64_t j = start;
+    for (int64_t s = 0; s < steps; ++s) {
+      if (mode == PadMode::Edge)
+        break;
+      if (mode == PadMode::Wrap) {
+        j = (j + dir + kept) % kept;
+        continue;
+      }
+      if (kept == 1)
+        continue; // reflect of one element
+      if (j + dir < 0 || j + dir >= kept)
+        dir = -dir; // bounce off the end element without repeating it
+      j += dir;
+    }
+    return crop + j;
+  };
+  for (int64_t p = 0; p < before; ++p)
+    map[p] = walk(0, -1, before - p);
+  for (int64_t p = 0; p < after; ++p)
+    map[before + kept + p] = walk(kept - 1, +1, p + 1);
+  return map;
+}
+
+/// Reference pad: per output element, the product of the per-dim maps.
+std::vector<double> padReference(const std::vector<double> &x, const Shape &in,
+                                 const std::vector<int64_t> &pads,
+                                 PadMode mode, double value, Shape &out) {
+  const size_t rank = in.size();
+  std::vector<std::vector<int64_t>> maps;
+  out.clear();
+  for (size_t d = 0; d < rank; ++d) {
+    maps.push_back(padWalk(in[d], pads[d], pads[rank + d], mode));
+    out.push_back(static_cast<int64_t>(maps.back().size()));
+  }
+  std::vector<double> y(numElements(out));
+  for (int64_t o = 0; o < static_cast<int64_t>(y.size()); ++o) {
+    std::vector<int64_t> oi = unravel(o, out), xi(rank);
+    bool inside = true;
+    for (size_t d = 0; d < rank; ++d) {
+      xi[d] = maps[d][oi[d]];
+      inside &= xi[d] >= 0;
+    }
+    y[o] = inside ? x[ravel(xi, in)] : value;
+  }
+  return y;
+}
+
+/// Reference pad backward: scatter-add each dy element to the element its
+/// output position read.
+std::vector<double> padBackwardReference(const std::vector<double> &dy,
+                                         const Shape &in,
+                                         const std::vector<int64_t> &pads,
+                                         PadMode mode) {
+  const size_t rank = in.size();
+  std::vector<std::vector<int64_t>> maps;
+  Shape out;
+  for (size_t d = 0; d < rank; ++d) {
+    maps.push_back(padWalk(in[d], pads[d], pads[rank + d], mode));
+    out.push_back(static_cast<int64_t>(maps.back().size()));
+  }
+  std::vector<double> dx(numElements(in), 0.0);
+  for (int64_t o = 0; o < static_cast<int64_t>(dy.size()); ++o) {
+    std::vector<int64_t> oi = unravel(o, out), xi(rank);
+    bool inside = true;
+    for (size_t d = 0; d < rank; ++d) {
+      xi[d] = maps[d][oi[d]];
+      inside &= xi[d] >= 0;
+    }
+    if (inside)
+      dx[ravel(xi, in)] += dy[o];
+  }
+  return dx;
+}
+
+std::vector<int64_t> begins(const std::vector<int64_t> &pads) {
+  return std::vector<int64_t>(pads.begin(), pads.begin() + pads.size() / 2);
+}
+
+struct PadCase {
+  Shape in;
+  std::vector<int64_t> pads;
+};
+
+const PadCase kPadCases[] = {
+    {{3, 4}, {1, 2, 2, 1}},
+    {{3, 4}, {0, 7, 0, 9}},      // several periods of reflect / wrap
+    {{2, 3, 4}, {1, -1, 2, 0, 2, -1}}, // crop one side, pad the other
+    {{4}, {-2, 3}},
+    {{1, 5}, {3, 0, 2, 1}},      // a single-element dim
+    {{2, 1, 3, 2}, {0, 1, 1, 1, 1, 2, 0, 1}},
+    {{}, {}},                    // a scalar: a copy
+};
+
+TEST(DataMovementTest, PadMatchesTheWalkReference) {
+  for (PadMode mode :
+       {PadMode::Constant, PadMode::Reflect, PadMode::Edge, PadMode::Wrap})
+    for (const PadCase &c : kPadCases)
+      for (DType dt : {DType::F32, DType::F64, DType::I32, DType::F16}) {
+        SCOPED_TRACE(std::to_string(static_cast<int>(mode)) + " " +
+                     shapeToString(c.in) + " " + dtypeName(dt));
+        std::vector<double> xv = iota(numElements(c.in));
+        for (double &v : xv)
+          v = v * 3 - 7; // negative and positive, exact in every dtype
+        Tensor x = make(dt, c.in, xv);
+        Shape out;
+        std::vector<double> expected =
+            padReference(xv, c.in, c.pads, mode, -2.5, out);
+        Tensor y(dt, out);
+        pad(x.view(), y.view(), begins(c.pads), mode, -2.5);
+        std::vector<double> yv = values(y);
+        if (dt == DType::I32) // the constant converts as fill() does
+          for (double &v : expected)
+            if (v == -2.5)
+              v = -2;
+        ASSERT_EQ(yv, expected);
+      }
+}
+
+TEST(DataMovementTest, PadOnnxExamples) {
+  // The ONNX operator documentation's Pad examples.
+  Tensor x = make(DType::F32, {3, 2}, {1.0, 1.2, 2.3, 3.4, 4.5, 5.7});
+  Tensor y(DType::F32, {3, 4});
+  pad(x.view(), y.view(), {0, 2}, PadMode::Constant, 0.0);
+  expectAllNear(values(y), {0, 0, 1.0, 1.2, 0, 0, 2.3, 3.4, 0, 0, 4.5, 5.7},
+                1e-7);
+  pad(x.view(), y.view(), {0, 2}, PadMode::Reflect, 0.0);
+  expectAllNear(values(y),
+                {1.0, 1.2, 1.0, 1.2, 2.3, 3.4, 2.3, 3.4, 4.5, 5.7, 4.5, 5.7},
+                1e-7);
+  pad(x.view(), y.view(), {0, 2}, PadMode::Edge, 0.0);
+  expectAllNear(values(y),
+                {1.0, 1.0, 1.0, 1.2, 2.3, 2.3, 2.3, 3.4, 4.5, 4.5, 4.5, 5.7},
+                1e-7);
+  // wrap, pads [2, 1, 1, 1] (ONNX's wrap example).
+  Tensor w(DType::F32, {6, 4});
+  pad(x.view(), w.view(), {2, 1}, PadMode::Wrap, 0.0);
+  expectAllNear(values(w),
+                {3.4, 2.3, 3.4, 2.3, 5.7, 4.5, 5.7, 4.5, 1.2, 1.0, 1.2, 1.0,
+                 3.4, 2.3, 3.4, 2.3, 5.7, 4.5, 5.7, 4.5, 1.2, 1.0, 1.2, 1.0},
+                1e-7);
+}
+
+TEST(DataMovementTest, PadBoolConstant) {
+  Tensor x = make(DType::Bool, {2}, {1, 0});
+  Tensor y(DType::Bool, {5});
+  pad(x.view(), y.view(), {1}, PadMode::Constant, 1.0);
+  EXPECT_EQ(values(y), (std::vector<double>{1, 1, 0, 1, 1}));
+}
+
+TEST(DataMovementTest, PadRejectsBadShapes) {
+  Tensor x(DType::F32, {2, 3}), y(DType::F32, {2, 5});
+  // Ends come from the shapes: here begin 1 leaves end 1.
+  EXPECT_NO_THROW(pad(x.view(), y.view(), {0, 1}, PadMode::Edge, 0));
+  EXPECT_THROW(pad(x.view(), y.view(), {0}, PadMode::Edge, 0), RuntimeError);
+  // Cropping 4 of 3 elements.
+  Tensor z(DType::F32, {2, 1});
+  EXPECT_THROW(pad(x.view(), z.view(), {0, -4}, PadMode::Constant, 0),
+               RuntimeError);
+  // Nothing left to reflect.
+  Tensor e(DType::F32, {2, 2});
+  EXPECT_THROW(pad(x.view(), e.view(), {0, -3}, PadMode::Reflect, 0),
+               RuntimeError);
+  Tensor i(DType::I64, {2, 5});
+  EXPECT_THROW(pad(x.view(), i.view(), {0, 1}, PadMode::Edge, 0), RuntimeError);
+}
+
+TEST(DataMovementTest, PadBackwardMatchesScatterReference) {
+  for (PadMode mode :
+       {PadMode::Constant, PadMode::Reflect, PadMode::Edge, PadMode::Wrap})
+    for (const PadCase &c : kPadCases)
+      for (DType dt : {DType::F32, DType::F64}) {
+        SCOPED_TRACE(std::to_string(static_cast<int>(mode)) + " " +
+                     shapeToString(c.in) + " " + dtypeName(dt));
+        Shape out;
+        padReference(iota(numElements(c.in)), c.in, c.pads, mode, 0, out);
+        std::vector<double> dyv = randomValues(numElements(out), 7);
+        Tensor dy = make(dt, out, dyv);
+        Tensor dx(dt, c.in);
+        padBackward(dy.view(), dx.view(), begins(c.pads), mode);
+        expectAllNear(values(dx),
+                      padBackwardReference(values(dy), c.in, c.pads, mode),
+                      dt == DType::F32 ? 1e-6 : 1e-14);
+      }
+  Tensor dy(DType::I32, {4}), dx(DType::I32, {2});
+  EXPECT_THROW(padBackward(dy.view(), dx.view(), {1}, PadMode::Edge),
+               RuntimeError);
 }
 
 } // namespace

@@ -107,6 +107,19 @@ def Remat_SliceBackwardOp : Remat_GradOp<"slice_backward"> {
   let results = (outs Remat_FloatTensor:$input_grad);
 }
 
+def Remat_PadBackwardOp : Remat_GradOp<"pad_backward"> {
+  let summary = "sums dy over the output positions that read each input element";
+  let description = [{
+    The gradient of remat.pad for the reflect, edge and wrap modes (constant
+    mode's is a slice or a cropping pad of dy). `pads` and `mode` are the
+    forward's; the result type is the forward input's.
+  }];
+  let arguments = (ins Remat_FloatTensor:$output_grad, DenseI64ArrayAttr:$pads,
+                   Remat_StrOneOf<["constant", "reflect", "edge", "wrap"]>:$mode);
+  let results = (outs Remat_FloatTensor:$input_grad);
+  let hasVerifier = 1;
+}
+
 def Remat_SoftmaxCrossEntropyLossBackwardOp
     : Remat_GradOp<"softmax_cross_entropy_loss_backward",
                    [AllTypesMatch<["log_prob", "scores_grad"]>]> {

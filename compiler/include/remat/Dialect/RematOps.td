@@ -397,6 +397,22 @@ def Remat_ExpandOp : Remat_Op<"expand", [Remat_AnyDTypeKernel, Remat_Differentia
   let hasVerifier = 1;
 }
 
+def Remat_PadOp : Remat_Op<"pad", [Remat_AnyDTypeKernel, Remat_Differentiable, Pure, InferTypeOpAdaptor], Remat_CustomFlops> {
+  let summary = "ONNX Pad: constant, reflect, edge or wrap padding";
+  let description = [{
+    `pads` holds the begin pad of every dim, then the end pad of every
+    dim (the importer expands ONNX's `axes`). Negative pads crop: each dim
+    is first cropped by its negative pads, then padded by its positive ones;
+    reflect, edge and wrap read the cropped input (periodically where a pad
+    exceeds it, as numpy.pad) and need an element left wherever they pad.
+    `value` is the constant mode's fill, converted to the element type.
+  }];
+  let arguments = (ins Remat_Tensor:$input, DenseI64ArrayAttr:$pads,
+                   DefaultValuedAttr<Remat_StrOneOf<["constant", "reflect", "edge", "wrap"]>, "\"constant\"">:$mode,
+                   DefaultValuedAttr<F64Attr, "0.0">:$value);
+  let results = (outs Remat_Tensor:$output);
+}
+
 //===----------------------------------------------------------------------===//
 // Losses
 //===----------------------------------------------------------------------===//

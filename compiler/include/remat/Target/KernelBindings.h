@@ -129,6 +129,24 @@ inline rt::WindowParams convWindow(mlir::Value weightLike,
                 dilations);
 }
 
+/// The runtime's pad mode for a pad op's `mode` attribute (which ODS
+/// restricts to these four).
+inline rt::PadMode padMode(llvm::StringRef mode) {
+  if (mode == "reflect")
+    return rt::PadMode::Reflect;
+  if (mode == "edge")
+    return rt::PadMode::Edge;
+  if (mode == "wrap")
+    return rt::PadMode::Wrap;
+  return rt::PadMode::Constant;
+}
+
+/// The begin pads of ONNX-layout pads [begins..., ends...]: the kernels
+/// take the ends from the shapes.
+inline std::vector<int64_t> padBegins(llvm::ArrayRef<int64_t> pads) {
+  return toVector(pads.take_front(pads.size() / 2));
+}
+
 /// The runtime's reduction for a loss op's `reduction` attribute (which ODS
 /// restricts to these three).
 inline rt::LossReduction lossReduction(llvm::StringRef reduction) {
@@ -402,6 +420,12 @@ template <typename Call> void KernelBindings<Call>::bindDataMovement() {
     return c.call(REMAT_KERNEL(expand), c.operand(op.getInput()),
                   c.result(op.getOutput()));
   });
+  bind<PadOp>([](PadOp op, Call &c) {
+    return c.call(REMAT_KERNEL(pad), c.operand(op.getInput()),
+                  c.result(op.getOutput()), binding::padBegins(op.getPads()),
+                  binding::padMode(op.getMode()),
+                  op.getValue().convertToDouble());
+  });
 }
 
 //===----------------------------------------------------------------------===//
@@ -498,6 +522,12 @@ template <typename Call> void KernelBindings<Call>::bindBackward() {
     return c.call(REMAT_KERNEL_WITH_SCRATCH(gatherBackward), c.operand(op.getOutputGrad()),
                   c.operand(op.getIndices()), c.result(op.getInputGrad()),
                   binding::i64(op.getAxis()));
+  });
+  bind<PadBackwardOp>([](PadBackwardOp op, Call &c) {
+    return c.call(REMAT_KERNEL(padBackward), c.operand(op.getOutputGrad()),
+                  c.result(op.getInputGrad()),
+                  binding::padBegins(op.getPads()),
+                  binding::padMode(op.getMode()));
   });
   bind<SliceBackwardOp>([](SliceBackwardOp op, Call &c) {
     return c.call(REMAT_KERNEL(sliceBackward), c.operand(op.getOutputGrad()),

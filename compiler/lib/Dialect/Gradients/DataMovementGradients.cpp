@@ -103,3 +103,40 @@ LogicalResult ExpandOp::buildGradient(OpBuilder &b, ArrayRef<Value> dys,
                            : Value());
   return success();
 }
+
+LogicalResult PadOp::buildGradient(OpBuilder &b, ArrayRef<Value> dys,
+                                   ArrayRef<bool> needs,
+                                   SmallVectorImpl<Value> &grads) {
+  if (!needs[0]) {
+    grads.push_back(Value());
+    return success();
+  }
+  Location loc = getLoc();
+  ArrayRef<int64_t> pads = getPads();
+  auto inType = getInput().getType();
+  int64_t rank = inType.getRank();
+  if (getMode() != "constant") {
+    // Edge elements are read from several positions: a gathering kernel.
+    grads.push_back(b.create<PadBackwardOp>(loc, inType, dys[0], getPadsAttr(),
+                                            getModeAttr()));
+    return success();
+  }
+  // Constant mode reads each kept element once: dx is dy's window over them.
+  if (llvm::all_of(pads, [](int64_t p) { return p >= 0; })) {
+    SmallVector<int64_t> starts(pads.take_front(rank)), limits, steps(rank, 1);
+    for (int64_t d = 0; d < rank; ++d)
+      limits.push_back(starts[d] + inType.getDimSize(d));
+    grads.push_back(b.create<SliceOp>(loc, dys[0], b.getDenseI64ArrayAttr(starts),
+                                      b.getDenseI64ArrayAttr(limits),
+                                      b.getDenseI64ArrayAttr(steps)));
+    return success();
+  }
+  // With cropping, the negated pads restore the cropped elements as zeros.
+  SmallVector<int64_t> negated;
+  for (int64_t p : pads)
+    negated.push_back(-p);
+  grads.push_back(b.create<PadOp>(loc, dys[0], b.getDenseI64ArrayAttr(negated),
+                                  b.getStringAttr("constant"),
+                                  b.getF64FloatAttr(0.0)));
+  return success();
+}
