@@ -821,6 +821,31 @@ LogicalResult importPad(NodeImporter &n) {
               "remat.pad");
 }
 
+/// Tile-6/13: the repeats input must be a compile-time value.
+LogicalResult importTile(NodeImporter &n) {
+  Value x = n.in(0, "input");
+  if (!x)
+    return failure();
+  if (n.ic.opset < 6)
+    return n.fail("Tile before opset 6 (tiles and axis inputs) is not "
+                  "supported");
+  const rt::Tensor *r = n.known(1, "repeats");
+  auto repeats = r ? n.ints(*r, "repeats") : std::nullopt;
+  if (!repeats)
+    return failure();
+  if (r->shape().size() != 1)
+    return n.fail("input 'repeats' must be 1-D, got rank " +
+                  Twine(r->shape().size()));
+  if (llvm::all_of(*repeats, [](int64_t v) { return v == 1; }) &&
+      (int64_t)repeats->size() == typeOf(x).getRank()) {
+    n.outAlias(0, n.inName(0));
+    return success();
+  }
+  return emit(n,
+              n.ic.create<TileOp>(n.loc, x, n.b.getDenseI64ArrayAttr(*repeats)),
+              "remat.tile");
+}
+
 //===----------------------------------------------------------------------===//
 // Losses
 //===----------------------------------------------------------------------===//
@@ -1054,6 +1079,7 @@ const llvm::StringMap<OpHandler> &opHandlers() {
       {"Gather", importGather},
       {"Expand", importExpand},
       {"Pad", importPad},
+      {"Tile", importTile},
       // Losses.
       {"SoftmaxCrossEntropyLoss", importLoss<SoftmaxCrossEntropyLossOp>},
       {"NegativeLogLikelihoodLoss", importLoss<NllLossOp>},

@@ -179,6 +179,21 @@ def pads():
     save(helper.make_model(graph, opset_imports=OPSET), "pad_dynamic.onnx")
 
 
+def tiles():
+    """Tile with constant repeats (one of them 1), and with repeats that are
+    a graph input (an error)."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4])
+    nodes = [const("reps", np.array([2, 1, 3], dtype=np.int64)),
+             helper.make_node("Tile", ["x", "reps"], ["y"], name="tile")]
+    graph = helper.make_graph(nodes, "tile", [x], [outv("y", 3)])
+    save(helper.make_model(graph, opset_imports=OPSET), "tile.onnx")
+
+    r = helper.make_tensor_value_info("r", TensorProto.INT64, [3])
+    node = helper.make_node("Tile", ["x", "r"], ["y"], name="tile_dynamic")
+    graph = helper.make_graph([node], "tile_dynamic", [x, r], [outv("y", 3)])
+    save(helper.make_model(graph, opset_imports=OPSET), "tile_dynamic.onnx")
+
+
 def shape_only():
     """Weights as graph inputs with role doc strings (export_params=False)."""
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4])
@@ -470,6 +485,7 @@ if __name__ == "__main__":
     gemm()
     reshapes()
     pads()
+    tiles()
     shape_only()
     missing_shape_param()
     external_data()

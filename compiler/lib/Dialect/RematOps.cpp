@@ -506,6 +506,26 @@ LogicalResult PadBackwardOp::verify() {
   return success();
 }
 
+LogicalResult TileOp::inferReturnTypes(MLIRContext *,
+                                       std::optional<Location> loc,
+                                       Adaptor adaptor,
+                                       SmallVectorImpl<Type> &types) {
+  auto input = rankedType(adaptor.getInput());
+  ArrayRef<int64_t> repeats = adaptor.getRepeats();
+  if ((int64_t)repeats.size() != input.getRank())
+    return emitOptionalError(loc, "tile needs one repeat per dim (",
+                             input.getRank(), "), got ", repeats.size());
+  SmallVector<int64_t> shape;
+  for (int64_t d = 0; d < input.getRank(); ++d) {
+    if (repeats[d] < 0)
+      return emitOptionalError(loc, "tile repeat ", repeats[d], " of dim ", d,
+                               " is negative");
+    shape.push_back(input.getDimSize(d) * repeats[d]);
+  }
+  types.push_back(RankedTensorType::get(shape, input.getElementType()));
+  return success();
+}
+
 LogicalResult ExpandOp::verify() {
   if (!isBroadcastableTo(getInput().getType().getShape(), getType().getShape()))
     return emitOpError("cannot broadcast ")

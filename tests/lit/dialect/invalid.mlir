@@ -127,3 +127,12 @@ func.func @pad_backward_shape(%dy: tensor<2x6xf32>) -> tensor<2x3xf32> {
   %0 = remat.pad_backward %dy {mode = "edge", pads = array<i64: 0, 1, 0, 1>} : (tensor<2x6xf32>) -> tensor<2x3xf32>
   return %0 : tensor<2x3xf32>
 }
+
+// -----
+
+func.func @tile_repeats(%a: tensor<2x3xf32>) -> tensor<4x3xf32> {
+  // expected-error@+2 {{tile needs one repeat per dim (2), got 1}}
+  // expected-error@+1 {{failed to infer returned types}}
+  %0 = remat.tile %a {repeats = array<i64: 2>} : (tensor<2x3xf32>) -> tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
+}

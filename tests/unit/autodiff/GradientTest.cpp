@@ -795,6 +795,29 @@ TEST(DataMovementGradient, PadSingleElementDims) {
   }
 }
 
+TEST(DataMovementGradient, TileSumsTheTiles) {
+  struct Case {
+    rt::Shape input;
+    std::vector<int64_t> repeats;
+    rt::Shape out;
+  };
+  const Case cases[] = {{{2, 3}, {3, 2}, {6, 6}},
+                        {{2, 1, 3}, {1, 4, 2}, {2, 4, 6}},
+                        {{4}, {1}, {4}},
+                        {{3, 2}, {2, 0}, {6, 0}}};
+  for (const Case &c : cases) {
+    SCOPED_TRACE(i64Array(c.repeats));
+    Forward f;
+    f.param("x", c.input);
+    f.op("%y = remat.tile %x {repeats = " + i64Array(c.repeats) + "} : (" +
+         T(c.input) + ") -> " + T(c.out));
+    // A tanh after the tile, so that a zero-sized tile still has a loss.
+    f.op("%z = remat.tanh %x : (" + T(c.input) + ") -> " + T(c.input));
+    std::string ty = f.term("%y", c.out), tz = f.term("%z", c.input);
+    GradCheck(f.loss({ty, tz})).run();
+  }
+}
+
 //===----------------------------------------------------------------------===//
 // Losses
 //===----------------------------------------------------------------------===//

@@ -222,4 +222,26 @@ TEST_F(CudaDataMovement, PadBackwardEveryMode) {
     }
 }
 
+TEST_F(CudaDataMovement, TileAndItsBackward) {
+  // remat.tile runs the wrap pad with no begin pads.
+  const Shape x = {3, 1, 70};
+  const Shape yShape = {6, 5, 140};
+  for (DType dtype : kSizes) {
+    Tensor t = randomOf(dtype, x, 10);
+    Tensor y(dtype, yShape);
+    rt::pad(t.view(), y.view(), {0, 0, 0}, PadMode::Wrap, 0);
+    DeviceTensor dt(t), dy(dtype, yShape);
+    cuda::pad(dt.view(), dy.view(), {0, 0, 0}, PadMode::Wrap, 0);
+    expectSame(dy.host(), y, dtypeName(dtype));
+  }
+  for (DType dtype : {DType::F32, DType::F64}) {
+    Tensor g = randomTensor(dtype, yShape, 11);
+    Tensor dx(dtype, x);
+    rt::padBackward(g.view(), dx.view(), {0, 0, 0}, PadMode::Wrap);
+    DeviceTensor dg(g), ddx(dtype, x);
+    cuda::padBackward(dg.view(), ddx.view(), {0, 0, 0}, PadMode::Wrap);
+    expectNear(ddx.host(), dx, dtype == DType::F32 ? 1e-5 : 1e-12);
+  }
+}
+
 } // namespace

@@ -369,4 +369,46 @@ TEST(DataMovementTest, PadBackwardMatchesScatterReference) {
                RuntimeError);
 }
 
+TEST(DataMovementTest, TileIsAWrapPadWithoutBeginPads) {
+  // ONNX Tile (remat.tile runs the wrap pad): y[i] = x[i mod x.shape].
+  const Shape in = {2, 3, 2};
+  const std::vector<int64_t> repeats = {2, 1, 3};
+  Shape out;
+  std::vector<int64_t> ends;
+  for (size_t d = 0; d < in.size(); ++d) {
+    out.push_back(in[d] * repeats[d]);
+    ends.push_back((repeats[d] - 1) * in[d]);
+  }
+  for (DType dt : {DType::F32, DType::I64, DType::Bool}) {
+    std::vector<double> xv = iota(numElements(in));
+    if (dt == DType::Bool)
+      for (double &v : xv)
+        v = static_cast<int64_t>(v) % 3 == 0;
+    Tensor x = make(dt, in, xv);
+    Tensor y(dt, out);
+    pad(x.view(), y.view(), {0, 0, 0}, PadMode::Wrap, 0);
+    std::vector<double> yv = values(y);
+    for (int64_t o = 0; o < y.numel(); ++o) {
+      std::vector<int64_t> oi = unravel(o, out), xi(in.size());
+      for (size_t d = 0; d < in.size(); ++d)
+        xi[d] = oi[d] % in[d];
+      ASSERT_EQ(yv[o], xv[ravel(xi, in)]);
+    }
+  }
+  // The ONNX Tile example: [[0, 1], [2, 3]] repeated [2, 2].
+  Tensor x = make(DType::F32, {2, 2}, {0, 1, 2, 3});
+  Tensor y(DType::F32, {4, 4});
+  pad(x.view(), y.view(), {0, 0}, PadMode::Wrap, 0);
+  EXPECT_EQ(values(y), (std::vector<double>{0, 1, 0, 1, 2, 3, 2, 3, 0, 1, 0,
+                                            1, 2, 3, 2, 3}));
+  // Its backward sums the tiles.
+  Tensor dy = make(DType::F64, {4, 4}, iota(16));
+  Tensor dx(DType::F64, {2, 2});
+  padBackward(dy.view(), dx.view(), {0, 0}, PadMode::Wrap);
+  // dx[i][j] = sum over tiles (a, b) of dy[2a + i][2b + j].
+  EXPECT_EQ(values(dx), (std::vector<double>{0 + 2 + 8 + 10, 1 + 3 + 9 + 11,
+                                             4 + 6 + 12 + 14,
+                                             5 + 7 + 13 + 15}));
+}
+
 } // namespace

@@ -413,6 +413,17 @@ def Remat_PadOp : Remat_Op<"pad", [Remat_AnyDTypeKernel, Remat_Differentiable, P
   let results = (outs Remat_Tensor:$output);
 }
 
+def Remat_TileOp : Remat_Op<"tile", [Remat_AnyDTypeKernel, Remat_Differentiable, Pure, InferTypeOpAdaptor], Remat_CustomFlops> {
+  let summary = "ONNX Tile: repeat the input `repeats[d]` times along dim d";
+  let description = [{
+    result.shape[d] = input.shape[d] * repeats[d], and result[i] reads
+    input[i mod input.shape]: a wrap-mode pad with no begin pads, which is
+    the kernel that runs it. Its gradient sums the tiles.
+  }];
+  let arguments = (ins Remat_Tensor:$input, DenseI64ArrayAttr:$repeats);
+  let results = (outs Remat_Tensor:$output);
+}
+
 //===----------------------------------------------------------------------===//
 // Losses
 //===----------------------------------------------------------------------===//

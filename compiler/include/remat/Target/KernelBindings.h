@@ -420,6 +420,12 @@ template <typename Call> void KernelBindings<Call>::bindDataMovement() {
     return c.call(REMAT_KERNEL(expand), c.operand(op.getInput()),
                   c.result(op.getOutput()));
   });
+  bind<TileOp>([](TileOp op, Call &c) {
+    // y[i] = x[i mod x.shape]: a wrap pad with no begin pads.
+    std::vector<int64_t> begins(binding::staticShape(op.getInput()).size(), 0);
+    return c.call(REMAT_KERNEL(pad), c.operand(op.getInput()),
+                  c.result(op.getOutput()), begins, rt::PadMode::Wrap, 0.0);
+  });
   bind<PadOp>([](PadOp op, Call &c) {
     return c.call(REMAT_KERNEL(pad), c.operand(op.getInput()),
                   c.result(op.getOutput()), binding::padBegins(op.getPads()),

@@ -140,3 +140,21 @@ LogicalResult PadOp::buildGradient(OpBuilder &b, ArrayRef<Value> dys,
                                   b.getF64FloatAttr(0.0)));
   return success();
 }
+
+LogicalResult TileOp::buildGradient(OpBuilder &b, ArrayRef<Value> dys,
+                                    ArrayRef<bool> needs,
+                                    SmallVectorImpl<Value> &grads) {
+  if (!needs[0]) {
+    grads.push_back(Value());
+    return success();
+  }
+  // The tiles are a wrap pad's end pads: its backward sums them.
+  auto inType = getInput().getType();
+  SmallVector<int64_t> pads(inType.getRank(), 0);
+  for (int64_t d = 0; d < inType.getRank(); ++d)
+    pads.push_back((getRepeats()[d] - 1) * inType.getDimSize(d));
+  grads.push_back(b.create<PadBackwardOp>(getLoc(), inType, dys[0],
+                                          b.getDenseI64ArrayAttr(pads),
+                                          b.getStringAttr("wrap")));
+  return success();
+}
