@@ -846,6 +846,33 @@ LogicalResult importTile(NodeImporter &n) {
               "remat.tile");
 }
 
+/// Trilu-14: the optional k input must be a compile-time value.
+LogicalResult importTrilu(NodeImporter &n) {
+  Value x = n.in(0, "input");
+  auto upper = x ? n.attrInt("upper", 1) : std::nullopt;
+  if (!upper)
+    return failure();
+  int64_t k = 0;
+  if (n.has(1)) {
+    const rt::Tensor *t = n.known(1, "k");
+    auto values = t ? n.ints(*t, "k") : std::nullopt;
+    if (!values)
+      return failure();
+    if (values->size() != 1)
+      return n.fail("input 'k' must hold one element, got " +
+                    Twine(values->size()));
+    k = values->front();
+  }
+  if (typeOf(x).getRank() < 2)
+    return n.fail("input must have rank >= 2, got " +
+                  Twine(typeOf(x).getRank()));
+  return emit(n,
+              n.ic.createTyped<TriluOp>(n.loc, typeOf(x), x,
+                                        n.b.getBoolAttr(*upper != 0),
+                                        n.b.getI64IntegerAttr(k)),
+              "remat.trilu");
+}
+
 //===----------------------------------------------------------------------===//
 // Losses
 //===----------------------------------------------------------------------===//
@@ -1080,6 +1107,7 @@ const llvm::StringMap<OpHandler> &opHandlers() {
       {"Expand", importExpand},
       {"Pad", importPad},
       {"Tile", importTile},
+      {"Trilu", importTrilu},
       // Losses.
       {"SoftmaxCrossEntropyLoss", importLoss<SoftmaxCrossEntropyLossOp>},
       {"NegativeLogLikelihoodLoss", importLoss<NllLossOp>},

@@ -97,6 +97,18 @@ AxisExtents checkGatherBackward(const char *kernel, const TensorView &dy,
   return e;
 }
 
+AxisExtents checkTrilu(const char *kernel, const TensorView &x,
+                       const TensorView &y) {
+  requireDType(y, x.dtype, kernel, "output");
+  requireShape(y, x.shape, kernel, "output");
+  require(x.rank() >= 2, kernel, "input must have rank >= 2");
+  AxisExtents e;
+  e.size = x.shape[x.rank() - 2];
+  e.inner = x.shape[x.rank() - 1];
+  e.outer = e.size * e.inner == 0 ? 0 : x.numel() / (e.size * e.inner);
+  return e;
+}
+
 PadGeometry padGeometry(const char *kernel, const Shape &in, const Shape &out,
                         const Dims &begins, PadMode mode) {
   require(in.size() == out.size() && begins.size() == in.size(), kernel,

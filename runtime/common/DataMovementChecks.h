@@ -52,6 +52,17 @@ AxisExtents checkGatherBackward(const char *kernel, const TensorView &dy,
 PadGeometry padGeometry(const char *kernel, const Shape &in, const Shape &out,
                         const Dims &begins, PadMode mode);
 
+/// Checks trilu operands and returns x's last two dims: rows M (`size`),
+/// columns N (`inner`), and the number of matrices (`outer`).
+AxisExtents checkTrilu(const char *kernel, const TensorView &x,
+                       const TensorView &y);
+
+/// Whether trilu keeps element (row, col).
+REMAT_HOST_DEVICE inline bool triluKeeps(int64_t row, int64_t col, bool upper,
+                                         int64_t k) {
+  return upper ? col - row >= k : col - row <= k;
+}
+
 } // namespace remat::rt::common
 
 #endif // REMAT_RUNTIME_COMMON_DATAMOVEMENTCHECKS_H

@@ -1,4 +1,4 @@
-//===- DataMovement.cpp - Transpose, concat, split, slice, gather, expand, pad ===//
+//===- DataMovement.cpp - Transpose, concat, ..., expand, pad, trilu ------===//
 //
 // All of these move whole elements without looking at them, so they dispatch
 // on the element size only and work for every dtype.
@@ -187,6 +187,20 @@ void pad(const TensorView &x, const TensorView &y, const Dims &begins,
       const int64_t at = padReadOffset(g, o);
       py[o] = at < 0 ? fillValue : px[at];
     }
+  });
+}
+
+void trilu(const TensorView &x, const TensorView &y, bool upper, int64_t k) {
+  const char *kernel = "trilu";
+  const AxisExtents e = checkTrilu(kernel, x, y);
+  dispatchBySize(x.dtype, kernel, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T *px = x.as<const T>();
+    T *py = y.as<T>();
+    for (int64_t m = 0; m < e.outer; ++m)
+      for (int64_t i = 0; i < e.size; ++i)
+        for (int64_t j = 0; j < e.inner; ++j, ++px, ++py)
+          *py = triluKeeps(i, j, upper, k) ? *px : T{0};
   });
 }
 

@@ -1,4 +1,4 @@
-//===- DataMovement.cu - Transpose, concat, split, slice, gather, expand, pad ===//
+//===- DataMovement.cu - Transpose, concat, ..., expand, pad, trilu -------===//
 //
 // The CUDA versions of runtime/cpu/DataMovement.cpp. They move whole
 // elements without looking at them, so they dispatch on the element size
@@ -66,6 +66,16 @@ __global__ void padKernel(const T *x, T *y, int64_t n, PadGeometry g,
   REMAT_GRID_STRIDE_LOOP(o, n) {
     const int64_t at = padReadOffset(g, o);
     y[o] = at < 0 ? fillValue : x[at];
+  }
+}
+
+/// One thread per element of [outer, rows, cols].
+template <typename T>
+__global__ void triluKernel(const T *x, T *y, int64_t n, int64_t rows,
+                            int64_t cols, bool upper, int64_t k) {
+  REMAT_GRID_STRIDE_LOOP(e, n) {
+    const int64_t j = e % cols, i = (e / cols) % rows;
+    y[e] = triluKeeps(i, j, upper, k) ? x[e] : T{0};
   }
 }
 
@@ -269,6 +279,21 @@ void pad(const TensorView &x, const TensorView &y, const Dims &begins,
     padKernel<T><<<gridFor(n), kThreads, 0, stream>>>(x.as<const T>(),
                                                       y.as<T>(), n, g,
                                                       fillValue);
+    checkLaunch(kernel);
+  });
+}
+
+void trilu(const TensorView &x, const TensorView &y, bool upper, int64_t k) {
+  const char *kernel = "trilu";
+  const AxisExtents e = checkTrilu(kernel, x, y);
+  cudaStream_t stream = context(kernel).stream;
+  const int64_t n = x.numel();
+  if (n == 0)
+    return;
+  dispatchBySize(x.dtype, kernel, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    triluKernel<T><<<gridFor(n), kThreads, 0, stream>>>(
+        x.as<const T>(), y.as<T>(), n, e.size, e.inner, upper, k);
     checkLaunch(kernel);
   });
 }

@@ -24,7 +24,7 @@ SUPPORTED_FAMILIES = [
     "nllloss", "not", "or", "pow", "range", "reciprocal", "reduce_max",
     "reduce_mean", "reduce_sum", "reflect_pad", "relu", "reshape", "sce", "shape", "sigmoid",
     "size", "slice", "softmax", "split", "sqrt", "squeeze", "sub", "tanh",
-    "tile",
+    "tile", "tril", "triu",
     "transpose", "unsqueeze", "where", "wrap_pad",
     # ai.onnx.preview.training optimizers (Gradient's tests live in simple/,
     # see CMakeLists.txt).

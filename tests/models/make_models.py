@@ -194,6 +194,22 @@ def tiles():
     save(helper.make_model(graph, opset_imports=OPSET), "tile_dynamic.onnx")
 
 
+def trilus():
+    """Trilu lower with a constant k, upper without k, and with k a graph
+    input (an error)."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4])
+    nodes = [const("k", np.array(-1, dtype=np.int64)),
+             helper.make_node("Trilu", ["x", "k"], ["lower"], name="tril", upper=0),
+             helper.make_node("Trilu", ["x"], ["upper"], name="triu")]
+    graph = helper.make_graph(nodes, "trilu", [x], [outv("lower", 3), outv("upper", 3)])
+    save(helper.make_model(graph, opset_imports=OPSET), "trilu.onnx")
+
+    k = helper.make_tensor_value_info("k", TensorProto.INT64, [])
+    node = helper.make_node("Trilu", ["x", "k"], ["y"], name="trilu_dynamic")
+    graph = helper.make_graph([node], "trilu_dynamic", [x, k], [outv("y", 3)])
+    save(helper.make_model(graph, opset_imports=OPSET), "trilu_dynamic.onnx")
+
+
 def shape_only():
     """Weights as graph inputs with role doc strings (export_params=False)."""
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4])
@@ -486,6 +502,7 @@ if __name__ == "__main__":
     reshapes()
     pads()
     tiles()
+    trilus()
     shape_only()
     missing_shape_param()
     external_data()

@@ -41,6 +41,7 @@ double GatherOp::getFlops() { return 0; }
 double ExpandOp::getFlops() { return 0; }
 double PadOp::getFlops() { return 0; }
 double TileOp::getFlops() { return 0; }
+double TriluOp::getFlops() { return 0; }
 
 double MatMulOp::getFlops() {
   auto lhs = getLhs().getType();

@@ -526,6 +526,13 @@ LogicalResult TileOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
+LogicalResult TriluOp::verify() {
+  if (getType().getRank() < 2)
+    return emitOpError("input must have rank >= 2, got ")
+           << getType().getRank();
+  return success();
+}
+
 LogicalResult ExpandOp::verify() {
   if (!isBroadcastableTo(getInput().getType().getShape(), getType().getShape()))
     return emitOpError("cannot broadcast ")

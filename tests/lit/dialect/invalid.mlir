@@ -136,3 +136,11 @@ func.func @tile_repeats(%a: tensor<2x3xf32>) -> tensor<4x3xf32> {
   %0 = remat.tile %a {repeats = array<i64: 2>} : (tensor<2x3xf32>) -> tensor<4x3xf32>
   return %0 : tensor<4x3xf32>
 }
+
+// -----
+
+func.func @trilu_rank(%a: tensor<3xf32>) -> tensor<3xf32> {
+  // expected-error@+1 {{input must have rank >= 2, got 1}}
+  %0 = remat.trilu %a : (tensor<3xf32>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}

@@ -818,6 +818,20 @@ TEST(DataMovementGradient, TileSumsTheTiles) {
   }
 }
 
+TEST(DataMovementGradient, TriluUpperAndLower) {
+  for (bool upper : {true, false})
+    for (int64_t k : {-1, 0, 2}) {
+      SCOPED_TRACE(std::string(upper ? "upper" : "lower") + " k " +
+                   std::to_string(k));
+      Forward f;
+      f.param("x", {2, 3, 4});
+      f.op("%y = remat.trilu %x {upper = " + std::string(upper ? "true" : "false") +
+           ", k = " + std::to_string(k) + " : i64} : (" + T({2, 3, 4}) +
+           ") -> " + T({2, 3, 4}));
+      GradCheck(f.weighted("%y", {2, 3, 4})).run();
+    }
+}
+
 //===----------------------------------------------------------------------===//
 // Losses
 //===----------------------------------------------------------------------===//

@@ -244,4 +244,17 @@ TEST_F(CudaDataMovement, TileAndItsBackward) {
   }
 }
 
+TEST_F(CudaDataMovement, Trilu) {
+  for (DType dtype : kSizes)
+    for (bool upper : {true, false})
+      for (int64_t k : {-2, 0, 3}) {
+        Tensor x = randomOf(dtype, {3, 7, 33}, 12);
+        Tensor y(dtype, {3, 7, 33});
+        rt::trilu(x.view(), y.view(), upper, k);
+        DeviceTensor dx(x), dy(dtype, {3, 7, 33});
+        cuda::trilu(dx.view(), dy.view(), upper, k);
+        expectSame(dy.host(), y, dtypeName(dtype));
+      }
+}
+
 } // namespace

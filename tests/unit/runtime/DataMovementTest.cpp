@@ -411,4 +411,44 @@ TEST(DataMovementTest, TileIsAWrapPadWithoutBeginPads) {
                                              5 + 7 + 13 + 15}));
 }
 
+TEST(DataMovementTest, TriluKeepsOneTriangle) {
+  // numpy.triu / numpy.tril of [[1..4], [5..8], [9..12]] for several k.
+  Tensor x = make(DType::F32, {3, 4}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12});
+  Tensor y(DType::F32, {3, 4});
+  trilu(x.view(), y.view(), true, 0);
+  EXPECT_EQ(values(y), (std::vector<double>{1, 2, 3, 4, 0, 6, 7, 8, 0, 0, 11, 12}));
+  trilu(x.view(), y.view(), true, 2);
+  EXPECT_EQ(values(y), (std::vector<double>{0, 0, 3, 4, 0, 0, 0, 8, 0, 0, 0, 0}));
+  trilu(x.view(), y.view(), false, 0);
+  EXPECT_EQ(values(y), (std::vector<double>{1, 0, 0, 0, 5, 6, 0, 0, 9, 10, 11, 0}));
+  trilu(x.view(), y.view(), false, -1);
+  EXPECT_EQ(values(y), (std::vector<double>{0, 0, 0, 0, 5, 0, 0, 0, 9, 10, 0, 0}));
+  // k beyond the matrix: everything or nothing.
+  trilu(x.view(), y.view(), true, -5);
+  EXPECT_EQ(values(y), values(x));
+  trilu(x.view(), y.view(), false, -3);
+  EXPECT_EQ(values(y), std::vector<double>(12, 0));
+
+  // Batched, every element size: the mask per [i, j] of each matrix.
+  const Shape shape = {2, 3, 5};
+  for (DType dt : {DType::F64, DType::F16, DType::I8, DType::Bool})
+    for (bool upper : {true, false}) {
+      std::vector<double> xv(30, 1);
+      if (dt != DType::Bool)
+        xv = iota(30);
+      Tensor t = make(dt, shape, xv);
+      Tensor out(dt, shape);
+      trilu(t.view(), out.view(), upper, 1);
+      std::vector<double> ov = values(out);
+      for (int64_t e = 0; e < 30; ++e) {
+        std::vector<int64_t> idx = unravel(e, shape);
+        const int64_t diag = idx[2] - idx[1];
+        const bool keep = upper ? diag >= 1 : diag <= 1;
+        ASSERT_EQ(ov[e], keep ? xv[e] : 0) << e;
+      }
+    }
+  Tensor v(DType::F32, {4}), w(DType::F32, {4});
+  EXPECT_THROW(trilu(v.view(), w.view(), true, 0), RuntimeError);
+}
+
 } // namespace

@@ -424,6 +424,19 @@ def Remat_TileOp : Remat_Op<"tile", [Remat_AnyDTypeKernel, Remat_Differentiable,
   let results = (outs Remat_Tensor:$output);
 }
 
+def Remat_TriluOp : Remat_Op<"trilu", [Remat_AnyDTypeKernel, Remat_Differentiable, Pure, SameOperandsAndResultType], Remat_CustomFlops> {
+  let summary = "ONNX Trilu: keep the upper or lower triangle of the last two dims";
+  let description = [{
+    Element [..., i, j] is kept where j - i >= k (`upper`) or j - i <= k
+    (lower), and zero elsewhere. Its gradient is the same trilu of dy.
+  }];
+  let arguments = (ins Remat_Tensor:$input,
+                   DefaultValuedAttr<BoolAttr, "true">:$upper,
+                   DefaultValuedAttr<I64Attr, "0">:$k);
+  let results = (outs Remat_Tensor:$output);
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Losses
 //===----------------------------------------------------------------------===//

@@ -426,6 +426,11 @@ template <typename Call> void KernelBindings<Call>::bindDataMovement() {
     return c.call(REMAT_KERNEL(pad), c.operand(op.getInput()),
                   c.result(op.getOutput()), begins, rt::PadMode::Wrap, 0.0);
   });
+  bind<TriluOp>([](TriluOp op, Call &c) {
+    return c.call(REMAT_KERNEL(trilu), c.operand(op.getInput()),
+                  c.result(op.getOutput()), op.getUpper(),
+                  static_cast<int64_t>(op.getK()));
+  });
   bind<PadOp>([](PadOp op, Call &c) {
     return c.call(REMAT_KERNEL(pad), c.operand(op.getInput()),
                   c.result(op.getOutput()), binding::padBegins(op.getPads()),

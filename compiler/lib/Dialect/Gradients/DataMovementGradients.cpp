@@ -158,3 +158,13 @@ LogicalResult TileOp::buildGradient(OpBuilder &b, ArrayRef<Value> dys,
                                           b.getStringAttr("wrap")));
   return success();
 }
+
+LogicalResult TriluOp::buildGradient(OpBuilder &b, ArrayRef<Value> dys,
+                                     ArrayRef<bool> needs,
+                                     SmallVectorImpl<Value> &grads) {
+  // A mask: the kept elements pass dy through, the others get none.
+  grads.push_back(needs[0] ? b.create<TriluOp>(getLoc(), getType(), dys[0],
+                                               getUpperAttr(), getKAttr())
+                           : Value());
+  return success();
+}
