@@ -380,6 +380,33 @@ template <typename OpTy> LogicalResult importReduce(NodeImporter &n) {
               OpTy::getOperationName());
 }
 
+/// CumSum-11/14: the axis input must be a compile-time value.
+LogicalResult importCumSum(NodeImporter &n) {
+  Value x = n.in(0, "x");
+  if (!x)
+    return failure();
+  auto exclusive = n.attrInt("exclusive", 0);
+  auto reverse = exclusive ? n.attrInt("reverse", 0) : std::nullopt;
+  if (!reverse)
+    return failure();
+  const rt::Tensor *t = n.known(1, "axis");
+  auto values = t ? n.ints(*t, "axis") : std::nullopt;
+  if (!values)
+    return failure();
+  if (values->size() != 1)
+    return n.fail("input 'axis' must hold one element, got " +
+                  Twine(values->size()));
+  auto axis = n.axis(values->front(), typeOf(x).getRank());
+  if (!axis)
+    return failure();
+  return emit(n,
+              n.ic.createTyped<CumSumOp>(n.loc, typeOf(x), x,
+                                         n.b.getI64IntegerAttr(*axis),
+                                         n.b.getBoolAttr(*exclusive != 0),
+                                         n.b.getBoolAttr(*reverse != 0)),
+              "remat.cumsum");
+}
+
 //===----------------------------------------------------------------------===//
 // Convolution and pooling
 //===----------------------------------------------------------------------===//
@@ -1089,6 +1116,7 @@ const llvm::StringMap<OpHandler> &opHandlers() {
       {"ReduceMean", importReduce<ReduceMeanOp>},
       {"ReduceMax", importReduce<ReduceMaxOp>},
       {"ReduceProd", importFoldOnly},
+      {"CumSum", importCumSum},
       // Convolution and pooling.
       {"Conv", importConv},
       {"MaxPool", importMaxPool},

@@ -17,7 +17,7 @@ import sys
 SUPPORTED_FAMILIES = [
     "abs", "add", "and", "averagepool", "basic_conv_with_padding",
     "basic_conv_without_padding", "batchnorm", "cast", "concat",
-    "constant_pad", "constantofshape", "conv_with", "div", "dropout", "training_dropout",
+    "constant_pad", "constantofshape", "conv_with", "cumsum", "div", "dropout", "training_dropout",
     "edge_pad", "equal", "erf", "exp", "expand", "flatten", "gather", "gemm",
     "globalaveragepool", "greater", "identity", "layer_normalization", "less",
     "log", "logsoftmax", "matmul", "max", "maxpool", "min", "mul", "neg",

@@ -210,6 +210,22 @@ def trilus():
     save(helper.make_model(graph, opset_imports=OPSET), "trilu_dynamic.onnx")
 
 
+def cumsums():
+    """CumSum with a constant negative axis, and with the axis a graph input
+    (an error)."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4])
+    nodes = [const("axis", np.array(-2, dtype=np.int32)),
+             helper.make_node("CumSum", ["x", "axis"], ["y"], name="cumsum",
+                              exclusive=1, reverse=1)]
+    graph = helper.make_graph(nodes, "cumsum", [x], [outv("y", 3)])
+    save(helper.make_model(graph, opset_imports=OPSET), "cumsum.onnx")
+
+    a = helper.make_tensor_value_info("a", TensorProto.INT64, [])
+    node = helper.make_node("CumSum", ["x", "a"], ["y"], name="cumsum_dynamic")
+    graph = helper.make_graph([node], "cumsum_dynamic", [x, a], [outv("y", 3)])
+    save(helper.make_model(graph, opset_imports=OPSET), "cumsum_dynamic.onnx")
+
+
 def shape_only():
     """Weights as graph inputs with role doc strings (export_params=False)."""
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4])
@@ -503,6 +519,7 @@ if __name__ == "__main__":
     pads()
     tiles()
     trilus()
+    cumsums()
     shape_only()
     missing_shape_param()
     external_data()

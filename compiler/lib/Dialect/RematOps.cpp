@@ -131,6 +131,10 @@ LogicalResult LogSoftmaxOp::verify() {
   return verifyAxis(*this, getAxis(), getType().getRank());
 }
 
+LogicalResult CumSumOp::verify() {
+  return verifyAxis(*this, getAxis(), getType().getRank());
+}
+
 LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *,
                                             std::optional<Location> loc,
                                             Adaptor adaptor,

@@ -144,3 +144,11 @@ func.func @trilu_rank(%a: tensor<3xf32>) -> tensor<3xf32> {
   %0 = remat.trilu %a : (tensor<3xf32>) -> tensor<3xf32>
   return %0 : tensor<3xf32>
 }
+
+// -----
+
+func.func @cumsum_axis(%a: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // expected-error@+1 {{axis 2 is out of range for rank 2}}
+  %0 = remat.cumsum %a {axis = 2 : i64} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}

@@ -453,6 +453,23 @@ TEST(ReductionGradient, SumMeanMax) {
     }
 }
 
+TEST(ReductionGradient, CumSumEveryDirection) {
+  for (int64_t axis : {0, 1, 2})
+    for (bool exclusive : {false, true})
+      for (bool reverse : {false, true}) {
+        SCOPED_TRACE("axis " + std::to_string(axis) +
+                     (exclusive ? " exclusive" : "") +
+                     (reverse ? " reverse" : ""));
+        Forward f;
+        f.param("x", {2, 3, 4});
+        f.op("%y = remat.cumsum %x {axis = " + std::to_string(axis) +
+             " : i64, exclusive = " + (exclusive ? "true" : "false") +
+             ", reverse = " + (reverse ? "true" : "false") + "} : (" +
+             T({2, 3, 4}) + ") -> " + T({2, 3, 4}));
+        GradCheck(f.weighted("%y", {2, 3, 4})).run();
+      }
+}
+
 //===----------------------------------------------------------------------===//
 // Convolution and pooling
 //===----------------------------------------------------------------------===//

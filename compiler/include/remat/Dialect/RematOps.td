@@ -288,6 +288,20 @@ class Remat_ReduceOp<string mnemonic>
   }];
 }
 def Remat_ReduceSumOp : Remat_ReduceOp<"reduce_sum"> { let summary = "sum over axes (sorted, unique)"; }
+
+def Remat_CumSumOp : Remat_Op<"cumsum", [Pure, SameOperandsAndResultType, Remat_Differentiable]> {
+  let summary = "ONNX CumSum: running sums along one axis";
+  let description = [{
+    result[..., j, ...] sums the input over positions <= j along `axis`
+    (< j with `exclusive`; >= j or > j with `reverse`). Its gradient is the
+    cumsum of dy with `reverse` flipped and the same `exclusive`.
+  }];
+  let arguments = (ins Remat_ArithTensor:$input, I64Attr:$axis,
+                   DefaultValuedAttr<BoolAttr, "false">:$exclusive,
+                   DefaultValuedAttr<BoolAttr, "false">:$reverse);
+  let results = (outs Remat_ArithTensor:$output);
+  let hasVerifier = 1;
+}
 def Remat_ReduceMeanOp : Remat_ReduceOp<"reduce_mean"> { let summary = "mean over axes (sorted, unique)"; }
 def Remat_ReduceMaxOp : Remat_ReduceOp<"reduce_max"> { let summary = "max over axes (sorted, unique)"; }
 

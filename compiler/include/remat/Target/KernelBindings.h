@@ -347,6 +347,11 @@ template <typename Call> void KernelBindings<Call>::bindCompute() {
         op.getEpsilon().convertToDouble(), op.getMomentum().convertToDouble(),
         op.getUnbiasedRunningVar());
   });
+  bind<CumSumOp>([](CumSumOp op, Call &c) {
+    return c.call(REMAT_KERNEL(cumSum), c.operand(op.getInput()),
+                  c.result(op.getOutput()), binding::i64(op.getAxis()),
+                  op.getExclusive(), op.getReverse());
+  });
   bindReduce<ReduceSumOp>(rt::ReduceOp::Sum);
   bindReduce<ReduceMeanOp>(rt::ReduceOp::Mean);
   bindReduce<ReduceMaxOp>(rt::ReduceOp::Max);
