@@ -728,6 +728,21 @@ LogicalResult importGather(NodeImporter &n) {
               "remat.gather");
 }
 
+LogicalResult importGatherElements(NodeImporter &n) {
+  Value x = n.in(0, "data");
+  Value idx = x ? n.in(1, "indices") : Value();
+  auto a = idx ? n.attrInt("axis", 0) : std::nullopt;
+  if (!a)
+    return failure();
+  auto axis = n.axis(*a, typeOf(x).getRank());
+  if (!axis)
+    return failure();
+  return emit(n,
+              n.ic.create<GatherElementsOp>(n.loc, x, idx,
+                                            n.b.getI64IntegerAttr(*axis)),
+              "remat.gather_elements");
+}
+
 LogicalResult importExpand(NodeImporter &n) {
   Value x = n.in(0, "input");
   if (!x)
@@ -1132,6 +1147,7 @@ const llvm::StringMap<OpHandler> &opHandlers() {
       {"Split", importSplit},
       {"Slice", importSlice},
       {"Gather", importGather},
+      {"GatherElements", importGatherElements},
       {"Expand", importExpand},
       {"Pad", importPad},
       {"Tile", importTile},

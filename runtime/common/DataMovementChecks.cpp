@@ -97,6 +97,37 @@ AxisExtents checkGatherBackward(const char *kernel, const TensorView &dy,
   return e;
 }
 
+GatherElementsGeometry gatherElementsGeometry(const char *kernel,
+                                              const TensorView &data,
+                                              const TensorView &indices,
+                                              const TensorView &out,
+                                              int64_t axis) {
+  requireDType(out, data.dtype, kernel, "gathered tensor");
+  if (indices.dtype != DType::I64 && indices.dtype != DType::I32)
+    unsupportedDType(kernel, indices.dtype);
+  require(axis >= 0 && axis < data.rank(), kernel, "axis out of range");
+  require(indices.rank() == data.rank(), kernel,
+          "indices must have the data's rank");
+  requireShape(out, indices.shape, kernel, "gathered tensor");
+  for (int64_t d = 0; d < data.rank(); ++d)
+    if (d != axis && indices.shape[d] > data.shape[d])
+      fail(kernel, "indices " + shapeToString(indices.shape) +
+                       " exceed the data " + shapeToString(data.shape) +
+                       " along dim " + std::to_string(d));
+  GatherElementsGeometry g;
+  g.rank = static_cast<int>(data.rank());
+  g.axis = static_cast<int>(axis);
+  g.axisSize = data.shape[axis];
+  const Strides is = contiguousStrides(indices.shape);
+  const Strides ds = contiguousStrides(data.shape);
+  for (int d = 0; d < g.rank; ++d) {
+    g.index[d] = indices.shape[d];
+    g.indexStride[d] = is[d];
+    g.dataStride[d] = ds[d];
+  }
+  return g;
+}
+
 AxisExtents checkTrilu(const char *kernel, const TensorView &x,
                        const TensorView &y) {
   requireDType(y, x.dtype, kernel, "output");

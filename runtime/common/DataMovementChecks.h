@@ -11,6 +11,7 @@
 #define REMAT_RUNTIME_COMMON_DATAMOVEMENTCHECKS_H
 
 #include "common/AxisExtents.h"
+#include "common/GatherElementsIndex.h"
 #include "common/PadIndex.h"
 #include "common/Strides.h"
 
@@ -51,6 +52,14 @@ AxisExtents checkGatherBackward(const char *kernel, const TensorView &dy,
 /// and Wrap need an element to read wherever a dim is padded.
 PadGeometry padGeometry(const char *kernel, const Shape &in, const Shape &out,
                         const Dims &begins, PadMode mode);
+
+/// Checks gatherElements / gatherElementsBackward operands (`data` is x or
+/// dx, `out` y or dy) and returns their geometry.
+GatherElementsGeometry gatherElementsGeometry(const char *kernel,
+                                              const TensorView &data,
+                                              const TensorView &indices,
+                                              const TensorView &out,
+                                              int64_t axis);
 
 /// Checks trilu operands and returns x's last two dims: rows M (`size`),
 /// columns N (`inner`), and the number of matrices (`outer`).

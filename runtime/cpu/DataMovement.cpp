@@ -169,6 +169,31 @@ void expand(const TensorView &x, const TensorView &y) {
   stridedCopy("expand", x, 0, broadcastStrides(x.shape, y.shape, "expand"), y);
 }
 
+void gatherElements(const TensorView &x, const TensorView &indices,
+                    const TensorView &y, int64_t axis) {
+  const char *kernel = "gatherElements";
+  const GatherElementsGeometry g =
+      gatherElementsGeometry(kernel, x, indices, y, axis);
+  dispatchIndex(indices.dtype, kernel, [&](auto indexTag) {
+    using I = typename decltype(indexTag)::type;
+    const I *idx = indices.as<const I>();
+    dispatchBySize(x.dtype, kernel, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      const T *px = x.as<const T>();
+      T *py = y.as<T>();
+      for (int64_t p = 0, n = y.numel(); p < n; ++p) {
+        const int64_t v = static_cast<int64_t>(idx[p]);
+        const int64_t c = gatherElementsCoordinate(v, g.axisSize);
+        if (c < 0)
+          fail(kernel, "index " + std::to_string(v) +
+                           " out of range for axis of size " +
+                           std::to_string(g.axisSize));
+        py[p] = px[g.dataBase(p) + c * g.dataStride[axis]];
+      }
+    });
+  });
+}
+
 void pad(const TensorView &x, const TensorView &y, const Dims &begins,
          PadMode mode, double value) {
   const char *kernel = "pad";

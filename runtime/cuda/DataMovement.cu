@@ -59,6 +59,23 @@ __global__ void gatherRowsKernel(const U *x, const I *indices, U *y,
   }
 }
 
+/// One thread per output element.
+template <typename T, typename I>
+__global__ void gatherElementsKernel(const T *x, const I *indices, T *y,
+                                     int64_t n, GatherElementsGeometry g,
+                                     DeviceStatus *status) {
+  REMAT_GRID_STRIDE_LOOP(p, n) {
+    const int64_t v = static_cast<int64_t>(indices[p]);
+    const int64_t c = gatherElementsCoordinate(v, g.axisSize);
+    if (c < 0) {
+      reportError(status, kGatherElementsIndex, v);
+      y[p] = T{};
+      continue;
+    }
+    y[p] = x[g.dataBase(p) + c * g.dataStride[g.axis]];
+  }
+}
+
 /// One thread per output element; the geometry says what it reads.
 template <typename T>
 __global__ void padKernel(const T *x, T *y, int64_t n, PadGeometry g,
@@ -258,6 +275,27 @@ void gather(const TensorView &x, const TensorView &indices, const TensorView &y,
 void expand(const TensorView &x, const TensorView &y) {
   requireDType(y, x.dtype, "expand", "output");
   stridedCopy("expand", x, 0, broadcastStrides(x.shape, y.shape, "expand"), y);
+}
+
+void gatherElements(const TensorView &x, const TensorView &indices,
+                    const TensorView &y, int64_t axis) {
+  const char *kernel = "gatherElements";
+  const GatherElementsGeometry g =
+      gatherElementsGeometry(kernel, x, indices, y, axis);
+  Context &ctx = context(kernel);
+  const int64_t n = y.numel();
+  if (n == 0)
+    return;
+  dispatchIndex(indices.dtype, kernel, [&](auto indexTag) {
+    using I = typename decltype(indexTag)::type;
+    dispatchBySize(x.dtype, kernel, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      gatherElementsKernel<T, I><<<gridFor(n), kThreads, 0, ctx.stream>>>(
+          x.as<const T>(), indices.as<const I>(), y.as<T>(), n, g,
+          ctx.status);
+      checkLaunch(kernel);
+    });
+  });
 }
 
 void pad(const TensorView &x, const TensorView &y, const Dims &begins,

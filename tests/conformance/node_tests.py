@@ -35,7 +35,6 @@ SUPPORTED_FAMILIES = [
 # belong to another op that shares the prefix, or use a dtype outside the
 # dialect).
 EXCLUDED = {
-    r"^gather_elements": "GatherElements is a different op (unsupported)",
     r"^gathernd": "GatherND is a different op (unsupported)",
     r"^greater_equal": "GreaterOrEqual is a different op (unsupported)",
     r"^less_equal": "LessOrEqual is a different op (unsupported)",
@@ -53,7 +52,6 @@ EXCLUDED = {
     r"^split_zero_size_splits$": "zero-sized tensors are not supported",
     r"^cast_(BFLOAT16_to_FLOAT|FLOAT_to_BFLOAT16)$": "the test stores bfloat16 data as a UINT16 tensor, a dtype outside the dialect (bf16 casts are unit-tested)",
     r"^maxpool_with_argmax_2d_precomputed_strides$": "storage_order=1 (column-major argmax indices) is not supported; PyTorch never exports it",
-    r"^nllloss_.*_expanded$": "the expanded form uses GatherElements (unsupported)",
     r"^pow_types_float$": "integer bases: remat.pow is defined on float bases",
     r"^range_.*_expanded$": "the expanded form uses Loop and Ceil (control flow is unsupported)",
     r"^adam_multiple$": "the model lacks the epsilon attribute its reference outputs were computed with (1e-2; onnx/onnx#7749, fixed upstream by #7763): the corrected model, tests/models/adam_multiple.onnx, runs on this data set instead",

@@ -226,6 +226,16 @@ def cumsums():
     save(helper.make_model(graph, opset_imports=OPSET), "cumsum_dynamic.onnx")
 
 
+def gather_elements():
+    """GatherElements along a negative axis with indices smaller than the
+    data along the other dim."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 4])
+    i = helper.make_tensor_value_info("i", TensorProto.INT64, [2, 6])
+    node = helper.make_node("GatherElements", ["x", "i"], ["y"], name="ge", axis=-1)
+    graph = helper.make_graph([node], "gather_elements", [x, i], [outv("y", 2)])
+    save(helper.make_model(graph, opset_imports=OPSET), "gather_elements.onnx")
+
+
 def shape_only():
     """Weights as graph inputs with role doc strings (export_params=False)."""
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4])
@@ -520,6 +530,7 @@ if __name__ == "__main__":
     tiles()
     trilus()
     cumsums()
+    gather_elements()
     shape_only()
     missing_shape_param()
     external_data()

@@ -537,6 +537,54 @@ LogicalResult TriluOp::verify() {
   return success();
 }
 
+/// GatherElements operands: indices of the input's rank, no larger than it
+/// along the other dims.
+static LogicalResult checkGatherElements(std::optional<Location> loc,
+                                         StringRef opName,
+                                         RankedTensorType input,
+                                         RankedTensorType indices,
+                                         int64_t axis) {
+  if (axis < 0 || axis >= input.getRank())
+    return emitOptionalError(loc, opName, " axis ", axis,
+                             " is out of range for rank ", input.getRank());
+  if (indices.getRank() != input.getRank())
+    return emitOptionalError(loc, opName, " indices have rank ",
+                             indices.getRank(), ", the input ",
+                             input.getRank());
+  for (int64_t d = 0; d < input.getRank(); ++d)
+    if (d != axis && indices.getDimSize(d) > input.getDimSize(d))
+      return emitOptionalError(loc, opName, " indices ",
+                               shapeString(indices.getShape()),
+                               " exceed the input ",
+                               shapeString(input.getShape()), " along dim ", d);
+  return success();
+}
+
+LogicalResult GatherElementsOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
+    SmallVectorImpl<Type> &types) {
+  auto input = rankedType(adaptor.getInput());
+  auto indices = rankedType(adaptor.getIndices());
+  if (failed(checkGatherElements(loc, "gather_elements", input, indices,
+                                 adaptor.getAxis())))
+    return failure();
+  types.push_back(indices.clone(input.getElementType()));
+  return success();
+}
+
+LogicalResult GatherElementsBackwardOp::verify() {
+  if (failed(checkGatherElements(getLoc(), "gather_elements_backward",
+                                 getType(), getIndices().getType(),
+                                 getAxis())))
+    return failure();
+  auto dy = getOutputGrad().getType();
+  if (dy.getElementType() != getType().getElementType() ||
+      dy.getShape() != getIndices().getType().getShape())
+    return emitOpError("output_grad must have the indices' shape and "
+                       "input_grad's element type");
+  return success();
+}
+
 LogicalResult ExpandOp::verify() {
   if (!isBroadcastableTo(getInput().getType().getShape(), getType().getShape()))
     return emitOpError("cannot broadcast ")

@@ -152,3 +152,12 @@ func.func @cumsum_axis(%a: tensor<2x3xf32>) -> tensor<2x3xf32> {
   %0 = remat.cumsum %a {axis = 2 : i64} : (tensor<2x3xf32>) -> tensor<2x3xf32>
   return %0 : tensor<2x3xf32>
 }
+
+// -----
+
+func.func @gather_elements_wide(%a: tensor<2x3xf32>, %i: tensor<3x3xi64>) -> tensor<3x3xf32> {
+  // expected-error@+2 {{gather_elements indices 3x3 exceed the input 2x3 along dim 0}}
+  // expected-error@+1 {{failed to infer returned types}}
+  %0 = remat.gather_elements %a, %i {axis = 1 : i64} : (tensor<2x3xf32>, tensor<3x3xi64>) -> tensor<3x3xf32>
+  return %0 : tensor<3x3xf32>
+}

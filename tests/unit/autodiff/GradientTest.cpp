@@ -752,6 +752,31 @@ TEST(DataMovementGradient, GatherRepeatedAndNegativeIndices) {
   }
 }
 
+TEST(DataMovementGradient, GatherElementsRepeatedNegativeAndSmallerIndices) {
+  {
+    // Along axis 1, with repeats (0 and -3 name the same column) that
+    // accumulate.
+    Forward f;
+    f.param("x", {2, 3}).input("i", T({2, 4}, "i64"));
+    f.op("%y = remat.gather_elements %x, %i {axis = 1 : i64} : (" + T({2, 3}) +
+         ", " + T({2, 4}, "i64") + ") -> " + T({2, 4}));
+    GradCheck(f.weighted("%y", {2, 4}))
+        .value("i", i64Tensor({2, 4}, {0, -3, 2, 0, 1, 1, -1, 2}))
+        .run();
+  }
+  {
+    // Along axis 0 of a 3-D input, indices smaller along the other dims:
+    // the elements outside them get no gradient.
+    Forward f;
+    f.param("x", {4, 3, 2}).input("i", T({2, 2, 1}, "i64"));
+    f.op("%y = remat.gather_elements %x, %i {axis = 0 : i64} : (" +
+         T({4, 3, 2}) + ", " + T({2, 2, 1}, "i64") + ") -> " + T({2, 2, 1}));
+    GradCheck(f.weighted("%y", {2, 2, 1}))
+        .value("i", i64Tensor({2, 2, 1}, {3, -4, 0, 3}))
+        .run();
+  }
+}
+
 TEST(DataMovementGradient, Expand) {
   struct Case {
     rt::Shape input, out;

@@ -451,4 +451,99 @@ TEST(DataMovementTest, TriluKeepsOneTriangle) {
   EXPECT_THROW(trilu(v.view(), w.view(), true, 0), RuntimeError);
 }
 
+//===----------------------------------------------------------------------===//
+// GatherElements: the reference spells out ONNX's definition for rank 3,
+// out[i][j][k] = data[index[i][j][k]][j][k] (axis 0) and so on.
+//===----------------------------------------------------------------------===//
+
+std::vector<double> refGatherElements(const std::vector<double> &x,
+                                      const Shape &xs,
+                                      const std::vector<double> &idx,
+                                      const Shape &is, int64_t axis) {
+  std::vector<double> y;
+  for (int64_t i = 0; i < is[0]; ++i)
+    for (int64_t j = 0; j < is[1]; ++j)
+      for (int64_t k = 0; k < is[2]; ++k) {
+        int64_t v = static_cast<int64_t>(idx[(i * is[1] + j) * is[2] + k]);
+        if (v < 0)
+          v += xs[axis];
+        const int64_t a = axis == 0 ? v : i, b = axis == 1 ? v : j,
+                      c = axis == 2 ? v : k;
+        y.push_back(x[(a * xs[1] + b) * xs[2] + c]);
+      }
+  return y;
+}
+
+TEST(DataMovementTest, GatherElementsAlongEveryAxis) {
+  const Shape xs = {4, 3, 5};
+  const std::vector<double> xv = iota(60);
+  for (DType idt : {DType::I64, DType::I32})
+    for (int64_t axis = 0; axis < 3; ++axis) {
+      // Indices smaller than x along the other dims, longer along the axis.
+      Shape is = {3, 2, 4};
+      is[axis] = 6;
+      std::vector<double> iv(numElements(is));
+      for (size_t n = 0; n < iv.size(); ++n) // in range, some negative
+        iv[n] = static_cast<double>(static_cast<int64_t>(n * 5 % (2 * xs[axis])) -
+                                    xs[axis]);
+      for (DType dt : {DType::F32, DType::I64, DType::F16}) {
+        Tensor x = make(dt, xs, xv);
+        Tensor idx = make(idt, is, iv);
+        Tensor y(dt, is);
+        gatherElements(x.view(), idx.view(), y.view(), axis);
+        ASSERT_EQ(values(y), refGatherElements(xv, xs, iv, is, axis))
+            << "axis " << axis;
+      }
+    }
+}
+
+TEST(DataMovementTest, GatherElementsOnnxExamplesAndChecks) {
+  // The ONNX operator documentation's examples.
+  Tensor data = make(DType::F32, {2, 2}, {1, 2, 3, 4});
+  Tensor idx = make(DType::I64, {2, 2}, {0, 0, 1, 0});
+  Tensor y(DType::F32, {2, 2});
+  gatherElements(data.view(), idx.view(), y.view(), 1);
+  EXPECT_EQ(values(y), (std::vector<double>{1, 1, 4, 3}));
+  Tensor data3 = make(DType::F32, {3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9});
+  Tensor idx3 = make(DType::I32, {2, 3}, {1, 2, 0, 2, 0, 0});
+  Tensor y3(DType::F32, {2, 3});
+  gatherElements(data3.view(), idx3.view(), y3.view(), 0);
+  EXPECT_EQ(values(y3), (std::vector<double>{4, 8, 3, 7, 2, 3}));
+  Tensor neg = make(DType::I64, {2, 3}, {-1, -2, 0, -2, 0, 0});
+  gatherElements(data3.view(), neg.view(), y3.view(), 0);
+  EXPECT_EQ(values(y3), (std::vector<double>{7, 5, 3, 4, 2, 3}));
+
+  Tensor bad = make(DType::I64, {2, 2}, {0, 2, 0, 0});
+  EXPECT_THROW(gatherElements(data.view(), bad.view(), y.view(), 1),
+               RuntimeError);
+  Tensor wide = make(DType::I64, {2, 3}, {0, 0, 0, 0, 0, 0});
+  Tensor y23(DType::F32, {2, 3});
+  EXPECT_THROW(gatherElements(data.view(), wide.view(), y23.view(), 0),
+               RuntimeError);
+  Tensor flat = make(DType::I64, {4}, {0, 0, 0, 0});
+  Tensor y4(DType::F32, {4});
+  EXPECT_THROW(gatherElements(data.view(), flat.view(), y4.view(), 0),
+               RuntimeError);
+}
+
+TEST(DataMovementTest, GatherElementsBackwardScatterAdds) {
+  // dx[idx[i][j]][j] += dy[i][j] (axis 0), worked out by hand: two dy
+  // elements land on dx[1][0] and two on dx[2][1].
+  Tensor dy = make(DType::F64, {3, 2}, {1, 10, 100, 1000, 0.5, 0.25});
+  Tensor idx = make(DType::I64, {3, 2}, {1, -1, 2, 0, -2, 2});
+  for (DType dt : {DType::F32, DType::F64}) {
+    Tensor g = make(dt, {3, 2}, values(dy));
+    Tensor dx(dt, {3, 3});
+    gatherElementsBackward(g.view(), idx.view(), dx.view(), 0);
+    // x is [3, 3]: its column 2 is outside the indices and gets nothing.
+    EXPECT_EQ(values(dx), (std::vector<double>{0, 1000, 0,       //
+                                               1 + 0.5, 0, 0,    //
+                                               100, 10 + 0.25, 0}));
+  }
+  Tensor bad = make(DType::I64, {3, 2}, {3, 0, 0, 0, 0, 0});
+  Tensor dx(DType::F64, {3, 3});
+  EXPECT_THROW(gatherElementsBackward(dy.view(), bad.view(), dx.view(), 0),
+               RuntimeError);
+}
+
 } // namespace

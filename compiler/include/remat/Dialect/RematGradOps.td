@@ -100,6 +100,14 @@ def Remat_GatherBackwardOp : Remat_GradOp<"gather_backward"> {
   let results = (outs Remat_FloatTensor:$input_grad);
 }
 
+def Remat_GatherElementsBackwardOp : Remat_GradOp<"gather_elements_backward"> {
+  let summary = "scatter-add of dy into zeros of the input's shape at the indices";
+  let arguments = (ins Remat_FloatTensor:$output_grad, Remat_IndexTensor:$indices,
+                   I64Attr:$axis);
+  let results = (outs Remat_FloatTensor:$input_grad);
+  let hasVerifier = 1;
+}
+
 def Remat_SliceBackwardOp : Remat_GradOp<"slice_backward"> {
   let summary = "dy written into zeros of the sliced input's shape";
   let arguments = (ins Remat_FloatTensor:$output_grad, DenseI64ArrayAttr:$starts,

@@ -403,6 +403,18 @@ def Remat_GatherOp : Remat_Op<"gather", [Remat_AnyDTypeKernel, Remat_Differentia
   let results = (outs Remat_Tensor:$output);
 }
 
+def Remat_GatherElementsOp : Remat_Op<"gather_elements", [Remat_AnyDTypeKernel, Remat_Differentiable, Pure, InferTypeOpAdaptor], Remat_CustomFlops> {
+  let summary = "ONNX GatherElements: index the input elementwise along one axis";
+  let description = [{
+    result has the indices' shape, and result[p] is the input at p with its
+    `axis` coordinate replaced by indices[p] (negative values count from the
+    end). indices has the input's rank and is no larger along other dims.
+  }];
+  let arguments = (ins Remat_Tensor:$input, Remat_IndexTensor:$indices,
+                   I64Attr:$axis);
+  let results = (outs Remat_Tensor:$output);
+}
+
 def Remat_ExpandOp : Remat_Op<"expand", [Remat_AnyDTypeKernel, Remat_Differentiable, Pure,
     SameOperandsAndResultElementType], Remat_CustomFlops> {
   let summary = "broadcast to the result type's shape (numpy rules)";

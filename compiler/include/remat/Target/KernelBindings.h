@@ -421,6 +421,11 @@ template <typename Call> void KernelBindings<Call>::bindDataMovement() {
                   c.operand(op.getIndices()), c.result(op.getOutput()),
                   binding::i64(op.getAxis()));
   });
+  bind<GatherElementsOp>([](GatherElementsOp op, Call &c) {
+    return c.call(REMAT_KERNEL(gatherElements), c.operand(op.getInput()),
+                  c.operand(op.getIndices()), c.result(op.getOutput()),
+                  binding::i64(op.getAxis()));
+  });
   bind<ExpandOp>([](ExpandOp op, Call &c) {
     return c.call(REMAT_KERNEL(expand), c.operand(op.getInput()),
                   c.result(op.getOutput()));
@@ -538,6 +543,11 @@ template <typename Call> void KernelBindings<Call>::bindBackward() {
     return c.call(REMAT_KERNEL_WITH_SCRATCH(gatherBackward), c.operand(op.getOutputGrad()),
                   c.operand(op.getIndices()), c.result(op.getInputGrad()),
                   binding::i64(op.getAxis()));
+  });
+  bind<GatherElementsBackwardOp>([](GatherElementsBackwardOp op, Call &c) {
+    return c.call(REMAT_KERNEL_WITH_SCRATCH(gatherElementsBackward),
+                  c.operand(op.getOutputGrad()), c.operand(op.getIndices()),
+                  c.result(op.getInputGrad()), binding::i64(op.getAxis()));
   });
   bind<PadBackwardOp>([](PadBackwardOp op, Call &c) {
     return c.call(REMAT_KERNEL(padBackward), c.operand(op.getOutputGrad()),

@@ -95,6 +95,18 @@ LogicalResult GatherOp::buildGradient(OpBuilder &b, ArrayRef<Value> dys,
   return success();
 }
 
+LogicalResult GatherElementsOp::buildGradient(OpBuilder &b,
+                                              ArrayRef<Value> dys,
+                                              ArrayRef<bool> needs,
+                                              SmallVectorImpl<Value> &grads) {
+  grads.push_back(needs[0] ? b.create<GatherElementsBackwardOp>(
+                                 getLoc(), getInput().getType(), dys[0],
+                                 getIndices(), getAxisAttr())
+                           : Value());
+  grads.push_back(Value()); // indices
+  return success();
+}
+
 LogicalResult ExpandOp::buildGradient(OpBuilder &b, ArrayRef<Value> dys,
                                       ArrayRef<bool> needs,
                                       SmallVectorImpl<Value> &grads) {
