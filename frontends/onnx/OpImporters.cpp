@@ -529,6 +529,33 @@ template <typename OpTy> LogicalResult importReduce(NodeImporter &n) {
               OpTy::getOperationName());
 }
 
+/// CumSum-11/14: the axis input must be a compile-time value.
+LogicalResult importCumSum(NodeImporter &n) {
+  Value x = n.in(0, "x");
+  if (!x)
+    return failure();
+  auto exclusive = n.attrInt("exclusive", 0);
+  auto reverse = exclusive ? n.attrInt("reverse", 0) : std::nullopt;
+  if (!reverse)
+    return failure();
+  const rt::Tensor *t = n.known(1, "axis");
+  auto values = t ? n.ints(*t, "axis") : std::nullopt;
+  if (!values)
+    return failure();
+  if (values->size() != 1)
+    return n.fail("input 'axis' must hold one element, got " +
+                  Twine(values->size()));
+  auto axis = n.axis(values->front(), typeOf(x).getRank());
+  if (!axis)
+    return failure();
+  return emit(n,
+              n.ic.createTyped<CumSumOp>(n.loc, typeOf(x), x,
+                                         n.b.getI64IntegerAttr(*axis),
+                                         n.b.getBoolAttr(*exclusive != 0),
+                                         n.b.getBoolAttr(*reverse != 0)),
+              "remat.cumsum");
+}
+
 //===----------------------------------------------------------------------===//
 // Convolution and pooling
 //===----------------------------------------------------------------------===//
@@ -850,6 +877,21 @@ LogicalResult importGather(NodeImporter &n) {
               "remat.gather");
 }
 
+LogicalResult importGatherElements(NodeImporter &n) {
+  Value x = n.in(0, "data");
+  Value idx = x ? n.in(1, "indices") : Value();
+  auto a = idx ? n.attrInt("axis", 0) : std::nullopt;
+  if (!a)
+    return failure();
+  auto axis = n.axis(*a, typeOf(x).getRank());
+  if (!axis)
+    return failure();
+  return emit(n,
+              n.ic.create<GatherElementsOp>(n.loc, x, idx,
+                                            n.b.getI64IntegerAttr(*axis)),
+              "remat.gather_elements");
+}
+
 LogicalResult importExpand(NodeImporter &n) {
   Value x = n.in(0, "input");
   if (!x)
@@ -866,6 +908,160 @@ LogicalResult importExpand(NodeImporter &n) {
               n.ic.createTyped<ExpandOp>(
                   n.loc, RankedTensorType::get(*shape, typeOf(x).getElementType()), x),
               "remat.expand");
+}
+
+/// The one element of a compile-time scalar input, as double.
+std::optional<double> scalarInput(NodeImporter &n, int i, StringRef what) {
+  const rt::Tensor *t = n.known(i, what);
+  if (!t)
+    return std::nullopt;
+  if (t->numel() != 1) {
+    (void)n.fail("input '" + what + "' must hold one element, got " +
+                 Twine(t->numel()));
+    return std::nullopt;
+  }
+  rt::Tensor one(t->dtype(), {}), d(rt::DType::F64, {});
+  std::memcpy(one.data(), t->data(), rt::dtypeSize(t->dtype()));
+  rt::cast(one.view(), d.view());
+  return *d.as<double>();
+}
+
+/// Pad-1 (`paddings`, `value` attributes), Pad-2 (`pads`, `value`), Pad-11
+/// (pads and constant_value inputs), Pad-18 (`axes` input), Pad-19 (wrap).
+/// pads, axes and the constant must be compile-time values.
+LogicalResult importPad(NodeImporter &n) {
+  Value x = n.in(0, "data");
+  if (!x)
+    return failure();
+  int64_t rank = typeOf(x).getRank();
+  auto mode = n.attrString("mode", "constant");
+  if (!mode)
+    return failure();
+  if (*mode != "constant" && *mode != "reflect" && *mode != "edge" &&
+      !(*mode == "wrap" && n.ic.opset >= 19))
+    return n.fail("unknown mode '" + *mode + "'" +
+                  (*mode == "wrap" ? " (wrap needs opset 19)" : ""));
+  std::vector<int64_t> pads;
+  double value = 0.0;
+  std::vector<int64_t> axes;
+  bool hasAxes = false;
+  if (n.ic.opset < 11) {
+    const char *name = n.ic.opset < 2 ? "paddings" : "pads";
+    bool present = false;
+    auto p = n.attrInts(name, &present);
+    auto v = n.attrFloat("value", 0.0);
+    if (!p || !v)
+      return failure();
+    if (!present)
+      return n.fail(Twine("missing attribute '") + name + "'");
+    pads = *p;
+    value = *v;
+  } else {
+    const rt::Tensor *p = n.known(1, "pads");
+    if (!p)
+      return failure();
+    auto values = n.ints(*p, "pads");
+    if (!values)
+      return failure();
+    pads = *values;
+    if (n.has(2)) {
+      auto v = scalarInput(n, 2, "constant_value");
+      if (!v)
+        return failure();
+      value = *v;
+    }
+    if (n.has(3)) {
+      if (n.ic.opset < 18)
+        return n.fail("input 'axes' needs opset 18");
+      const rt::Tensor *a = n.known(3, "axes");
+      auto given = a ? n.ints(*a, "axes") : std::nullopt;
+      if (!given)
+        return failure();
+      axes = *given;
+      hasAxes = true;
+    }
+  }
+  // Expand pads over `axes` to one begin and one end per dim.
+  if (!hasAxes)
+    for (int64_t d = 0; d < rank; ++d)
+      axes.push_back(d);
+  if (pads.size() != 2 * axes.size())
+    return n.fail("pads has " + Twine(pads.size()) + " entries, expected " +
+                  Twine(2 * axes.size()) + " (two per " +
+                  (hasAxes ? "axis" : "dim") + ")");
+  std::vector<int64_t> full(2 * rank, 0);
+  std::vector<bool> seen(rank, false);
+  for (size_t k = 0; k < axes.size(); ++k) {
+    auto axis = n.axis(axes[k], rank, "axes entry");
+    if (!axis)
+      return failure();
+    if (seen[*axis])
+      return n.fail("axes names dim " + Twine(*axis) + " twice");
+    seen[*axis] = true;
+    full[*axis] = pads[k];
+    full[rank + *axis] = pads[axes.size() + k];
+  }
+  if (llvm::all_of(full, [](int64_t p) { return p == 0; })) {
+    n.outAlias(0, n.inName(0));
+    return success();
+  }
+  return emit(n,
+              n.ic.create<PadOp>(n.loc, x, n.b.getDenseI64ArrayAttr(full),
+                                 n.b.getStringAttr(*mode),
+                                 n.b.getF64FloatAttr(value)),
+              "remat.pad");
+}
+
+/// Tile-6/13: the repeats input must be a compile-time value.
+LogicalResult importTile(NodeImporter &n) {
+  Value x = n.in(0, "input");
+  if (!x)
+    return failure();
+  if (n.ic.opset < 6)
+    return n.fail("Tile before opset 6 (tiles and axis inputs) is not "
+                  "supported");
+  const rt::Tensor *r = n.known(1, "repeats");
+  auto repeats = r ? n.ints(*r, "repeats") : std::nullopt;
+  if (!repeats)
+    return failure();
+  if (r->shape().size() != 1)
+    return n.fail("input 'repeats' must be 1-D, got rank " +
+                  Twine(r->shape().size()));
+  if (llvm::all_of(*repeats, [](int64_t v) { return v == 1; }) &&
+      (int64_t)repeats->size() == typeOf(x).getRank()) {
+    n.outAlias(0, n.inName(0));
+    return success();
+  }
+  return emit(n,
+              n.ic.create<TileOp>(n.loc, x, n.b.getDenseI64ArrayAttr(*repeats)),
+              "remat.tile");
+}
+
+/// Trilu-14: the optional k input must be a compile-time value.
+LogicalResult importTrilu(NodeImporter &n) {
+  Value x = n.in(0, "input");
+  auto upper = x ? n.attrInt("upper", 1) : std::nullopt;
+  if (!upper)
+    return failure();
+  int64_t k = 0;
+  if (n.has(1)) {
+    const rt::Tensor *t = n.known(1, "k");
+    auto values = t ? n.ints(*t, "k") : std::nullopt;
+    if (!values)
+      return failure();
+    if (values->size() != 1)
+      return n.fail("input 'k' must hold one element, got " +
+                    Twine(values->size()));
+    k = values->front();
+  }
+  if (typeOf(x).getRank() < 2)
+    return n.fail("input must have rank >= 2, got " +
+                  Twine(typeOf(x).getRank()));
+  return emit(n,
+              n.ic.createTyped<TriluOp>(n.loc, typeOf(x), x,
+                                        n.b.getBoolAttr(*upper != 0),
+                                        n.b.getI64IntegerAttr(k)),
+              "remat.trilu");
 }
 
 //===----------------------------------------------------------------------===//
@@ -1096,6 +1292,7 @@ const llvm::StringMap<OpHandler> &opHandlers() {
       {"ReduceMean", importReduce<ReduceMeanOp>},
       {"ReduceMax", importReduce<ReduceMaxOp>},
       {"ReduceProd", importFoldOnly},
+      {"CumSum", importCumSum},
       // Convolution and pooling.
       {"Conv", importConv},
       {"MaxPool", importMaxPool},
@@ -1111,7 +1308,11 @@ const llvm::StringMap<OpHandler> &opHandlers() {
       {"Split", importSplit},
       {"Slice", importSlice},
       {"Gather", importGather},
+      {"GatherElements", importGatherElements},
       {"Expand", importExpand},
+      {"Pad", importPad},
+      {"Tile", importTile},
+      {"Trilu", importTrilu},
       // Losses.
       {"SoftmaxCrossEntropyLoss", importLoss<SoftmaxCrossEntropyLossOp>},
       {"NegativeLogLikelihoodLoss", importLoss<NllLossOp>},

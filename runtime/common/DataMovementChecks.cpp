@@ -97,4 +97,77 @@ AxisExtents checkGatherBackward(const char *kernel, const TensorView &dy,
   return e;
 }
 
+GatherElementsGeometry gatherElementsGeometry(const char *kernel,
+                                              const TensorView &data,
+                                              const TensorView &indices,
+                                              const TensorView &out,
+                                              int64_t axis) {
+  requireDType(out, data.dtype, kernel, "gathered tensor");
+  if (indices.dtype != DType::I64 && indices.dtype != DType::I32)
+    unsupportedDType(kernel, indices.dtype);
+  require(axis >= 0 && axis < data.rank(), kernel, "axis out of range");
+  require(indices.rank() == data.rank(), kernel,
+          "indices must have the data's rank");
+  requireShape(out, indices.shape, kernel, "gathered tensor");
+  for (int64_t d = 0; d < data.rank(); ++d)
+    if (d != axis && indices.shape[d] > data.shape[d])
+      fail(kernel, "indices " + shapeToString(indices.shape) +
+                       " exceed the data " + shapeToString(data.shape) +
+                       " along dim " + std::to_string(d));
+  GatherElementsGeometry g;
+  g.rank = static_cast<int>(data.rank());
+  g.axis = static_cast<int>(axis);
+  g.axisSize = data.shape[axis];
+  const Strides is = contiguousStrides(indices.shape);
+  const Strides ds = contiguousStrides(data.shape);
+  for (int d = 0; d < g.rank; ++d) {
+    g.index[d] = indices.shape[d];
+    g.indexStride[d] = is[d];
+    g.dataStride[d] = ds[d];
+  }
+  return g;
+}
+
+AxisExtents checkTrilu(const char *kernel, const TensorView &x,
+                       const TensorView &y) {
+  requireDType(y, x.dtype, kernel, "output");
+  requireShape(y, x.shape, kernel, "output");
+  require(x.rank() >= 2, kernel, "input must have rank >= 2");
+  AxisExtents e;
+  e.size = x.shape[x.rank() - 2];
+  e.inner = x.shape[x.rank() - 1];
+  e.outer = e.size * e.inner == 0 ? 0 : x.numel() / (e.size * e.inner);
+  return e;
+}
+
+PadGeometry padGeometry(const char *kernel, const Shape &in, const Shape &out,
+                        const Dims &begins, PadMode mode) {
+  require(in.size() == out.size() && begins.size() == in.size(), kernel,
+          "begins, input and output need one entry per dim");
+  PadGeometry g;
+  g.rank = static_cast<int>(in.size());
+  g.mode = mode;
+  const Strides is = contiguousStrides(in), os = contiguousStrides(out);
+  for (int d = 0; d < g.rank; ++d) {
+    const int64_t begin = begins[d], end = out[d] - in[d] - begin;
+    PadDim &p = g.dim[d];
+    p.in = in[d];
+    p.out = out[d];
+    p.crop = begin < 0 ? -begin : 0;
+    p.kept = in[d] - p.crop - (end < 0 ? -end : 0);
+    p.before = begin > 0 ? begin : 0;
+    if (p.kept < 0)
+      fail(kernel, "dim " + std::to_string(d) + " pads " +
+                       std::to_string(begin) + " and " + std::to_string(end) +
+                       " crop more than its " + std::to_string(in[d]) +
+                       " elements");
+    if (mode != PadMode::Constant && p.kept == 0 && p.out > 0)
+      fail(kernel, "dim " + std::to_string(d) +
+                       " has no element left to read for non-constant pads");
+    g.inStride[d] = is[d];
+    g.outStride[d] = os[d];
+  }
+  return g;
+}
+
 } // namespace remat::rt::common

@@ -11,6 +11,8 @@
 #define REMAT_RUNTIME_COMMON_DATAMOVEMENTCHECKS_H
 
 #include "common/AxisExtents.h"
+#include "common/GatherElementsIndex.h"
+#include "common/PadIndex.h"
 #include "common/Strides.h"
 
 #include <vector>
@@ -44,6 +46,31 @@ void checkConcatOrSplit(const char *kernel,
 AxisExtents checkGatherBackward(const char *kernel, const TensorView &dy,
                                 const TensorView &indices,
                                 const TensorView &dx, int64_t axis);
+
+/// Checks pad / padBackward shapes (`in` the unpadded, `out` the padded
+/// shape, one begin pad per dim) and returns their geometry. Reflect, Edge
+/// and Wrap need an element to read wherever a dim is padded.
+PadGeometry padGeometry(const char *kernel, const Shape &in, const Shape &out,
+                        const Dims &begins, PadMode mode);
+
+/// Checks gatherElements / gatherElementsBackward operands (`data` is x or
+/// dx, `out` y or dy) and returns their geometry.
+GatherElementsGeometry gatherElementsGeometry(const char *kernel,
+                                              const TensorView &data,
+                                              const TensorView &indices,
+                                              const TensorView &out,
+                                              int64_t axis);
+
+/// Checks trilu operands and returns x's last two dims: rows M (`size`),
+/// columns N (`inner`), and the number of matrices (`outer`).
+AxisExtents checkTrilu(const char *kernel, const TensorView &x,
+                       const TensorView &y);
+
+/// Whether trilu keeps element (row, col).
+REMAT_HOST_DEVICE inline bool triluKeeps(int64_t row, int64_t col, bool upper,
+                                         int64_t k) {
+  return upper ? col - row >= k : col - row <= k;
+}
 
 } // namespace remat::rt::common
 

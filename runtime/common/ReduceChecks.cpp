@@ -20,4 +20,12 @@ void checkReduce(const char *kernel, const TensorView &x,
   requireShape(out, expected, kernel, "output");
 }
 
+AxisExtents checkCumSum(const char *kernel, const TensorView &x,
+                        const TensorView &y, int64_t axis) {
+  requireDType(y, x.dtype, kernel, "output");
+  requireShape(y, x.shape, kernel, "output");
+  require(axis >= 0 && axis < x.rank(), kernel, "axis out of range");
+  return axisExtents(x.shape, axis);
+}
+
 } // namespace remat::rt::common

@@ -1,4 +1,4 @@
-//===- DataMovement.cpp - Transpose, concat, split, slice, gather, expand -===//
+//===- DataMovement.cpp - Transpose, concat, ..., expand, pad, trilu ------===//
 //
 // All of these move whole elements without looking at them, so they dispatch
 // on the element size only and work for every dtype.
@@ -167,6 +167,66 @@ void gather(const TensorView &x, const TensorView &indices,
 void expand(const TensorView &x, const TensorView &y) {
   requireDType(y, x.dtype, "expand", "output");
   stridedCopy("expand", x, 0, broadcastStrides(x.shape, y.shape, "expand"), y);
+}
+
+void gatherElements(const TensorView &x, const TensorView &indices,
+                    const TensorView &y, int64_t axis) {
+  const char *kernel = "gatherElements";
+  const GatherElementsGeometry g =
+      gatherElementsGeometry(kernel, x, indices, y, axis);
+  dispatchIndex(indices.dtype, kernel, [&](auto indexTag) {
+    using I = typename decltype(indexTag)::type;
+    const I *idx = indices.as<const I>();
+    dispatchBySize(x.dtype, kernel, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      const T *px = x.as<const T>();
+      T *py = y.as<T>();
+      for (int64_t p = 0, n = y.numel(); p < n; ++p) {
+        const int64_t v = static_cast<int64_t>(idx[p]);
+        const int64_t c = gatherElementsCoordinate(v, g.axisSize);
+        if (c < 0)
+          fail(kernel, "index " + std::to_string(v) +
+                           " out of range for axis of size " +
+                           std::to_string(g.axisSize));
+        py[p] = px[g.dataBase(p) + c * g.dataStride[axis]];
+      }
+    });
+  });
+}
+
+void pad(const TensorView &x, const TensorView &y, const Dims &begins,
+         PadMode mode, double value) {
+  const char *kernel = "pad";
+  requireDType(y, x.dtype, kernel, "output");
+  const PadGeometry g = padGeometry(kernel, x.shape, y.shape, begins, mode);
+  // The constant's bytes, converted as fill() converts.
+  uint64_t constant = 0;
+  fill(TensorView(y.dtype, Shape{}, &constant), value);
+  dispatchBySize(x.dtype, kernel, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T fillValue;
+    std::memcpy(&fillValue, &constant, sizeof(T));
+    const T *px = x.as<const T>();
+    T *py = y.as<T>();
+    for (int64_t o = 0, n = y.numel(); o < n; ++o) {
+      const int64_t at = padReadOffset(g, o);
+      py[o] = at < 0 ? fillValue : px[at];
+    }
+  });
+}
+
+void trilu(const TensorView &x, const TensorView &y, bool upper, int64_t k) {
+  const char *kernel = "trilu";
+  const AxisExtents e = checkTrilu(kernel, x, y);
+  dispatchBySize(x.dtype, kernel, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T *px = x.as<const T>();
+    T *py = y.as<T>();
+    for (int64_t m = 0; m < e.outer; ++m)
+      for (int64_t i = 0; i < e.size; ++i)
+        for (int64_t j = 0; j < e.inner; ++j, ++px, ++py)
+          *py = triluKeeps(i, j, upper, k) ? *px : T{0};
+  });
 }
 
 } // namespace remat::rt

@@ -1,4 +1,4 @@
-//===- DataMovementGrad.cpp - Gather and slice backward -------------------===//
+//===- DataMovementGrad.cpp - Gather(Elements), slice and pad backward ----===//
 
 #include "remat/runtime/Kernels.h"
 
@@ -46,6 +46,49 @@ void gatherBackward(const TensorView &dy, const TensorView &indices,
         }
       }
     });
+  });
+}
+
+void gatherElementsBackward(const TensorView &dy, const TensorView &indices,
+                            const TensorView &dx, int64_t axis) {
+  const char *kernel = "gatherElementsBackward";
+  const GatherElementsGeometry g =
+      gatherElementsGeometry(kernel, dx, indices, dy, axis);
+  Scratch scratch(kernel, gatherElementsBackwardScratchBytes(dx));
+  dispatchIndex(indices.dtype, kernel, [&](auto indexTag) {
+    using I = typename decltype(indexTag)::type;
+    const I *idx = indices.as<const I>();
+    dispatchFloat(dy.dtype, kernel, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      const T *pdy = dy.as<const T>();
+      accumulateInDouble(dx.as<T>(), dx.numel(), scratch, [&](double *acc) {
+        for (int64_t p = 0, n = dy.numel(); p < n; ++p) {
+          const int64_t v = static_cast<int64_t>(idx[p]);
+          const int64_t c = gatherElementsCoordinate(v, g.axisSize);
+          if (c < 0)
+            fail(kernel, "index " + std::to_string(v) +
+                             " out of range for axis of size " +
+                             std::to_string(g.axisSize));
+          acc[g.dataBase(p) + c * g.dataStride[axis]] += pdy[p];
+        }
+      });
+    });
+  });
+}
+
+void padBackward(const TensorView &dy, const TensorView &dx,
+                 const Dims &begins, PadMode mode) {
+  const char *kernel = "padBackward";
+  requireDType(dx, dy.dtype, kernel, "dx");
+  const PadGeometry g = padGeometry(kernel, dx.shape, dy.shape, begins, mode);
+  // Each dx element sums its sources in double and rounds once, as the
+  // scatter-style kernels do, but needs no accumulator buffer.
+  dispatchFloat(dy.dtype, kernel, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T *pdy = dy.as<const T>();
+    T *pdx = dx.as<T>();
+    for (int64_t i = 0, n = dx.numel(); i < n; ++i)
+      pdx[i] = static_cast<T>(padGradient<double>(g, pdy, i));
   });
 }
 

@@ -124,6 +124,10 @@ size_t gatherBackwardScratchBytes(const TensorView &indices,
   return scratchPiece<int64_t>(indices.numel()) + accumulatorScratchBytes(dx);
 }
 
+size_t gatherElementsBackwardScratchBytes(const TensorView &dx) {
+  return accumulatorScratchBytes(dx);
+}
+
 size_t lossBackwardScratchBytes(const TensorView &labels) {
   // Per target: its label and its coefficient.
   return scratchPiece<int64_t>(labels.numel()) +

@@ -1,9 +1,10 @@
-//===- Reduce.cpp - ReduceSum / ReduceMean / ReduceMax --------------------===//
+//===- Reduce.cpp - ReduceSum / ReduceMean / ReduceMax, CumSum ------------===//
 //
 // Walks x once in memory order; the output is read as x's shape broadcast
 // from out's (stride 0 along reduced dims), so each element lands in its
 // accumulator without index arithmetic. Sums accumulate in double (floats)
-// or int64 (integers).
+// or int64 (integers). CumSum instead sums each line in x's type, in order,
+// as numpy.cumsum and the CUDA kernel do.
 //
 //===----------------------------------------------------------------------===//
 
@@ -98,6 +99,33 @@ void reduce(ReduceOp op, const TensorView &x, const TensorView &out,
   Scratch scratch(kernel, reduceScratchBytes(x, out, axes));
   dispatchArith(x.dtype, kernel, [&](auto tag) {
     reduceImpl<typename decltype(tag)::type>(op, x, out, scratch);
+  });
+}
+
+void cumSum(const TensorView &x, const TensorView &y, int64_t axis,
+            bool exclusive, bool reverse) {
+  const char *kernel = "cumSum";
+  const AxisExtents e = checkCumSum(kernel, x, y, axis);
+  dispatchArith(x.dtype, kernel, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    // Walk the axis in summation order, a whole [inner] row at a time, with
+    // the previous output row as each line's running sum.
+    for (int64_t o = 0; o < e.outer; ++o) {
+      const T *px = x.as<const T>() + o * e.size * e.inner;
+      T *py = y.as<T>() + o * e.size * e.inner;
+      for (int64_t s = 0; s < e.size; ++s) {
+        const int64_t a = reverse ? e.size - 1 - s : s;
+        const int64_t prev = reverse ? a + 1 : a - 1;
+        T *row = py + a * e.inner;
+        for (int64_t i = 0; i < e.inner; ++i) {
+          if (s == 0)
+            row[i] = exclusive ? T(0) : px[a * e.inner + i];
+          else
+            row[i] = py[prev * e.inner + i] +
+                     px[(exclusive ? prev : a) * e.inner + i];
+        }
+      }
+    }
   });
 }
 

@@ -60,6 +60,8 @@ enum DeviceErrorCode : unsigned {
   kMaxPoolBackwardIndex,
   kIntegerDivisionByZero,
   kOptimizerStep,
+  kGatherElementsIndex,
+  kGatherElementsBackwardIndex,
 };
 
 struct DeviceStatus {

@@ -48,6 +48,10 @@ std::string deviceErrorMessage(const DeviceStatus &status) {
   case kGatherIndex: return "gather: index " + value + " out of range";
   case kGatherBackwardIndex:
     return "gatherBackward: index " + value + " out of range";
+  case kGatherElementsIndex:
+    return "gatherElements: index " + value + " out of range";
+  case kGatherElementsBackwardIndex:
+    return "gatherElementsBackward: index " + value + " out of range";
   case kLossLabel: return "loss: label " + value + " out of range";
   case kLossBackwardLabel:
     return "loss backward: label " + value + " out of range";

@@ -1,4 +1,4 @@
-//===- DataMovement.cu - Transpose, concat, split, slice, gather, expand --===//
+//===- DataMovement.cu - Transpose, concat, ..., expand, pad, trilu -------===//
 //
 // The CUDA versions of runtime/cpu/DataMovement.cpp. They move whole
 // elements without looking at them, so they dispatch on the element size
@@ -12,6 +12,8 @@
 #include "Common.cuh"
 #include "DataMovement.cuh"
 #include "Indexing.cuh"
+
+#include <cstring>
 
 namespace remat::rt::cuda {
 using namespace detail;
@@ -54,6 +56,43 @@ __global__ void gatherRowsKernel(const U *x, const I *indices, U *y,
     }
     const int64_t i = v < 0 ? v + axisSize : v;
     y[e] = x[(o * axisSize + i) * unitsPerRow + k];
+  }
+}
+
+/// One thread per output element.
+template <typename T, typename I>
+__global__ void gatherElementsKernel(const T *x, const I *indices, T *y,
+                                     int64_t n, GatherElementsGeometry g,
+                                     DeviceStatus *status) {
+  REMAT_GRID_STRIDE_LOOP(p, n) {
+    const int64_t v = static_cast<int64_t>(indices[p]);
+    const int64_t c = gatherElementsCoordinate(v, g.axisSize);
+    if (c < 0) {
+      reportError(status, kGatherElementsIndex, v);
+      y[p] = T{};
+      continue;
+    }
+    y[p] = x[g.dataBase(p) + c * g.dataStride[g.axis]];
+  }
+}
+
+/// One thread per output element; the geometry says what it reads.
+template <typename T>
+__global__ void padKernel(const T *x, T *y, int64_t n, PadGeometry g,
+                          T fillValue) {
+  REMAT_GRID_STRIDE_LOOP(o, n) {
+    const int64_t at = padReadOffset(g, o);
+    y[o] = at < 0 ? fillValue : x[at];
+  }
+}
+
+/// One thread per element of [outer, rows, cols].
+template <typename T>
+__global__ void triluKernel(const T *x, T *y, int64_t n, int64_t rows,
+                            int64_t cols, bool upper, int64_t k) {
+  REMAT_GRID_STRIDE_LOOP(e, n) {
+    const int64_t j = e % cols, i = (e / cols) % rows;
+    y[e] = triluKeeps(i, j, upper, k) ? x[e] : T{0};
   }
 }
 
@@ -236,6 +275,65 @@ void gather(const TensorView &x, const TensorView &indices, const TensorView &y,
 void expand(const TensorView &x, const TensorView &y) {
   requireDType(y, x.dtype, "expand", "output");
   stridedCopy("expand", x, 0, broadcastStrides(x.shape, y.shape, "expand"), y);
+}
+
+void gatherElements(const TensorView &x, const TensorView &indices,
+                    const TensorView &y, int64_t axis) {
+  const char *kernel = "gatherElements";
+  const GatherElementsGeometry g =
+      gatherElementsGeometry(kernel, x, indices, y, axis);
+  Context &ctx = context(kernel);
+  const int64_t n = y.numel();
+  if (n == 0)
+    return;
+  dispatchIndex(indices.dtype, kernel, [&](auto indexTag) {
+    using I = typename decltype(indexTag)::type;
+    dispatchBySize(x.dtype, kernel, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      gatherElementsKernel<T, I><<<gridFor(n), kThreads, 0, ctx.stream>>>(
+          x.as<const T>(), indices.as<const I>(), y.as<T>(), n, g,
+          ctx.status);
+      checkLaunch(kernel);
+    });
+  });
+}
+
+void pad(const TensorView &x, const TensorView &y, const Dims &begins,
+         PadMode mode, double value) {
+  const char *kernel = "pad";
+  requireDType(y, x.dtype, kernel, "output");
+  const PadGeometry g = padGeometry(kernel, x.shape, y.shape, begins, mode);
+  cudaStream_t stream = context(kernel).stream;
+  // The constant's bytes, converted on the host by the CPU's fill().
+  uint64_t constant = 0;
+  ::remat::rt::fill(TensorView(y.dtype, Shape{}, &constant), value);
+  const int64_t n = y.numel();
+  if (n == 0)
+    return;
+  dispatchBySize(x.dtype, kernel, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T fillValue;
+    std::memcpy(&fillValue, &constant, sizeof(T));
+    padKernel<T><<<gridFor(n), kThreads, 0, stream>>>(x.as<const T>(),
+                                                      y.as<T>(), n, g,
+                                                      fillValue);
+    checkLaunch(kernel);
+  });
+}
+
+void trilu(const TensorView &x, const TensorView &y, bool upper, int64_t k) {
+  const char *kernel = "trilu";
+  const AxisExtents e = checkTrilu(kernel, x, y);
+  cudaStream_t stream = context(kernel).stream;
+  const int64_t n = x.numel();
+  if (n == 0)
+    return;
+  dispatchBySize(x.dtype, kernel, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    triluKernel<T><<<gridFor(n), kThreads, 0, stream>>>(
+        x.as<const T>(), y.as<T>(), n, e.size, e.inner, upper, k);
+    checkLaunch(kernel);
+  });
 }
 
 } // namespace remat::rt::cuda

@@ -1,10 +1,15 @@
-//===- DataMovementGrad.cu - Gather and slice backward --------------------===//
+//===- DataMovementGrad.cu - Gather(Elements), slice and pad backward -----===//
 //
 // The CUDA versions of runtime/cpu/DataMovementGrad.cpp. Gather backward
 // scatter-adds dy into the zeroed dx with atomicAdd in the tensor's type
 // (repeated indices, e.g. an embedding's tokens, accumulate in a
 // nondeterministic order; the CPU sums in double). Slice backward zeroes dx
-// and scatters dy to the sliced positions, which are distinct.
+// and scatters dy to the sliced positions, which are distinct. Pad backward
+// gathers instead: one thread per dx element sums, in the tensor's type and
+// a fixed order, the dy positions that read it (deterministic, no atomics).
+// GatherElements backward gives each line along the axis to one thread,
+// which adds its dy elements in order into its own line of the zeroed dx:
+// lines are disjoint, so no atomics, and the order is the CPU's.
 //
 //===----------------------------------------------------------------------===//
 
@@ -43,6 +48,35 @@ __global__ void scatterKernel(const T *dy, T *dx, int64_t n, Indexer<1> ix) {
   REMAT_GRID_STRIDE_LOOP(i, n) { dx[ix.offset(i)] = dy[i]; }
 }
 
+/// One thread per line of indices along the axis.
+template <typename T, typename I>
+__global__ void gatherElementsBackwardKernel(const T *dy, const I *indices,
+                                             T *dx, int64_t lines,
+                                             GatherElementsGeometry g,
+                                             DeviceStatus *status) {
+  REMAT_GRID_STRIDE_LOOP(line, lines) {
+    const int64_t start = g.lineStart(line);
+    const int64_t base = g.dataBase(start);
+    const int64_t step = g.indexStride[g.axis];
+    for (int64_t k = 0; k < g.index[g.axis]; ++k) {
+      const int64_t p = start + k * step;
+      const int64_t v = static_cast<int64_t>(indices[p]);
+      const int64_t c = gatherElementsCoordinate(v, g.axisSize);
+      if (c < 0) {
+        reportError(status, kGatherElementsBackwardIndex, v);
+        continue;
+      }
+      dx[base + c * g.dataStride[g.axis]] += dy[p];
+    }
+  }
+}
+
+template <typename T>
+__global__ void padBackwardKernel(const T *dy, T *dx, int64_t n,
+                                  PadGeometry g) {
+  REMAT_GRID_STRIDE_LOOP(i, n) { dx[i] = padGradient<T>(g, dy, i); }
+}
+
 } // namespace
 
 void gatherBackward(const TensorView &dy, const TensorView &indices,
@@ -64,6 +98,46 @@ void gatherBackward(const TensorView &dy, const TensorView &indices,
           e.inner, e.size, ctx.status);
       checkLaunch(kernel);
     });
+  });
+}
+
+void gatherElementsBackward(const TensorView &dy, const TensorView &indices,
+                            const TensorView &dx, int64_t axis) {
+  const char *kernel = "gatherElementsBackward";
+  const GatherElementsGeometry g =
+      gatherElementsGeometry(kernel, dx, indices, dy, axis);
+  Context &ctx = context(kernel);
+  dispatchFloat(dy.dtype, kernel, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    dispatchIndex(indices.dtype, kernel, [&](auto indexTag) {
+      using I = typename decltype(indexTag)::type;
+      zeroAsync(dx.data, dx.bytes(), kernel);
+      const int64_t lines = dy.numel() == 0 ? 0 : g.lines();
+      if (lines == 0)
+        return;
+      gatherElementsBackwardKernel<T, I>
+          <<<gridFor(lines), kThreads, 0, ctx.stream>>>(
+              dy.as<const T>(), indices.as<const I>(), dx.as<T>(), lines, g,
+              ctx.status);
+      checkLaunch(kernel);
+    });
+  });
+}
+
+void padBackward(const TensorView &dy, const TensorView &dx,
+                 const Dims &begins, PadMode mode) {
+  const char *kernel = "padBackward";
+  requireDType(dx, dy.dtype, kernel, "dx");
+  const PadGeometry g = padGeometry(kernel, dx.shape, dy.shape, begins, mode);
+  cudaStream_t stream = context(kernel).stream;
+  const int64_t n = dx.numel();
+  dispatchFloat(dy.dtype, kernel, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if (n == 0)
+      return;
+    padBackwardKernel<T><<<gridFor(n), kThreads, 0, stream>>>(
+        dy.as<const T>(), dx.as<T>(), n, g);
+    checkLaunch(kernel);
   });
 }
 

@@ -1,9 +1,11 @@
-//===- Reduce.cu - ReduceSum / ReduceMean / ReduceMax ---------------------===//
+//===- Reduce.cu - ReduceSum / ReduceMean / ReduceMax, CumSum -------------===//
 //
 // The CUDA version of runtime/cpu/Reduce.cpp on the generic reducer of
 // Reduction.cuh: output o's elements are x at kept(o) + reduced(r), two
 // Indexers over x's strides. Sums accumulate in double (floats) or int64
-// (integers), as on the CPU.
+// (integers), as on the CPU. CumSum runs one thread per line along the axis
+// (adjacent threads on adjacent inner positions, so loads coalesce), summing
+// in x's type in order: the CPU's bits, deterministically.
 //
 //===----------------------------------------------------------------------===//
 
@@ -89,6 +91,26 @@ void reduceImpl(ReduceOp op, const TensorView &x, const TensorView &out,
   }
 }
 
+template <typename T>
+__global__ void cumSumKernel(const T *x, T *y, int64_t lines, int64_t size,
+                             int64_t inner, bool exclusive, bool reverse) {
+  REMAT_GRID_STRIDE_LOOP(line, lines) {
+    const int64_t o = line / inner, i = line - o * inner;
+    const int64_t base = o * size * inner + i;
+    T sum = T(0);
+    for (int64_t s = 0; s < size; ++s) {
+      const int64_t at = base + (reverse ? size - 1 - s : s) * inner;
+      if (exclusive) {
+        y[at] = sum;
+        sum = sum + x[at];
+      } else { // the first element as it is (keeps -0), as the CPU
+        sum = s == 0 ? x[at] : sum + x[at];
+        y[at] = sum;
+      }
+    }
+  }
+}
+
 } // namespace
 
 void reduce(ReduceOp op, const TensorView &x, const TensorView &out,
@@ -100,6 +122,23 @@ void reduce(ReduceOp op, const TensorView &x, const TensorView &out,
   context(kernel);
   dispatchArith(x.dtype, kernel, [&](auto tag) {
     reduceImpl<typename decltype(tag)::type>(op, x, out, axes);
+  });
+}
+
+void cumSum(const TensorView &x, const TensorView &y, int64_t axis,
+            bool exclusive, bool reverse) {
+  const char *kernel = "cumSum";
+  const AxisExtents e = checkCumSum(kernel, x, y, axis);
+  cudaStream_t stream = context(kernel).stream;
+  const int64_t lines = e.outer * e.inner;
+  dispatchArith(x.dtype, kernel, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if (lines == 0 || e.size == 0)
+      return;
+    cumSumKernel<T><<<gridFor(lines), kThreads, 0, stream>>>(
+        x.as<const T>(), y.as<T>(), lines, e.size, e.inner, exclusive,
+        reverse);
+    checkLaunch(kernel);
   });
 }
 

@@ -23,16 +23,17 @@ import sys
 SUPPORTED_FAMILIES = [
     "abs", "add", "and", "averagepool", "basic_conv_with_padding",
     "basic_conv_without_padding", "batchnorm", "cast", "clip", "concat",
-    "constantofshape", "conv_with", "cos", "div", "dropout",
-    "training_dropout", "elu", "equal", "erf", "exp", "expand", "flatten",
-    "gather", "gemm", "globalaveragepool", "greater", "hardsigmoid",
-    "identity", "layer_normalization", "leakyrelu", "less", "log",
-    "logsoftmax", "matmul", "max", "maxpool", "min", "mul", "neg", "nllloss",
-    "not", "or", "pow", "prelu", "range", "reciprocal", "reduce_max",
-    "reduce_mean", "reduce_sum", "relu", "reshape", "sce", "selu", "shape",
-    "sigmoid", "sin", "size", "slice", "softmax", "softplus", "softsign",
-    "split", "sqrt", "squeeze", "sub", "tanh", "transpose", "unsqueeze",
-    "where",
+    "constant_pad", "constantofshape", "conv_with", "cos", "cumsum", "div",
+    "dropout", "training_dropout", "edge_pad", "elu", "equal", "erf", "exp",
+    "expand", "flatten", "gather", "gemm", "globalaveragepool", "greater",
+    "hardsigmoid", "identity", "layer_normalization", "leakyrelu", "less",
+    "log", "logsoftmax", "matmul", "max", "maxpool", "min", "mul", "neg",
+    "nllloss", "not", "or", "pow", "prelu", "range", "reciprocal",
+    "reduce_max", "reduce_mean", "reduce_sum", "reflect_pad", "relu",
+    "reshape", "sce", "selu", "shape", "sigmoid", "sin", "size", "slice",
+    "softmax", "softplus", "softsign", "split", "sqrt", "squeeze", "sub",
+    "tanh", "tile", "transpose", "tril", "triu", "unsqueeze", "where",
+    "wrap_pad",
     # imported as compositions (frontends/onnx/ComposedOpImporters.cpp)
     "rms_normalization", "rotary_embedding", "castlike", "sum", "mean",
     "instancenorm", "convtranspose", "greater_equal", "less_equal", "gelu",
@@ -46,7 +47,6 @@ SUPPORTED_FAMILIES = [
 # belong to another op that shares the prefix, or use a dtype outside the
 # dialect).
 EXCLUDED = {
-    r"^gather_elements": "GatherElements is a different op (unsupported)",
     r"^gathernd": "GatherND is a different op (unsupported)",
     r"^reduce_sum_square": "ReduceSumSquare is a different op (unsupported)",
     r"^maxunpool": "MaxUnpool is a different op (unsupported)",
@@ -67,7 +67,6 @@ EXCLUDED = {
     r"^split_zero_size_splits$": "zero-sized tensors are not supported",
     r"^cast(like)?_(BFLOAT16_to_FLOAT|FLOAT_to_BFLOAT16)(_expanded)?$": "the test stores bfloat16 data as a UINT16 tensor, a dtype outside the dialect (bf16 casts are unit-tested)",
     r"^maxpool_with_argmax_2d_precomputed_strides$": "storage_order=1 (column-major argmax indices) is not supported; PyTorch never exports it",
-    r"^nllloss_.*_expanded$": "the expanded form uses GatherElements (unsupported)",
     r"^pow_types_float$": "integer bases: remat.pow is defined on float bases",
     r"^range_.*_expanded$": "the expanded form uses Loop and Ceil (control flow is unsupported)",
     r"^adam_multiple$": "the model lacks the epsilon attribute its reference outputs were computed with (1e-2; onnx/onnx#7749, fixed upstream by #7763): the corrected model, tests/models/adam_multiple.onnx, runs on this data set instead",

@@ -133,6 +133,110 @@ def reshapes():
     save(helper.make_model(graph, opset_imports=OPSET), "reshapes.onnx")
 
 
+def pads():
+    """Pad in each mode and opset form, and a Pad whose pads are a graph
+    input (an error: they must be compile-time values)."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4])
+    outs = [outv(n, 3) for n in ["const", "refl", "edge", "crop", "same"]]
+    nodes = [
+        const("p_const", np.array([0, 1, 2, 0, 0, 3], dtype=np.int64)),
+        const("value", np.array(1.5, dtype=np.float32)),
+        const("p_refl", np.array([0, 2, 0, 1, 1, 0], dtype=np.int64)),
+        # axes-free opset 17 form; negative pads crop.
+        const("p_crop", np.array([0, -1, 1, -1, 0, -2], dtype=np.int64)),
+        const("p_zero", np.zeros(6, dtype=np.int64)),
+        helper.make_node("Pad", ["x", "p_const", "value"], ["const"], name="pad_const"),
+        helper.make_node("Pad", ["x", "p_refl"], ["refl"], name="pad_refl",
+                         mode="reflect"),
+        helper.make_node("Pad", ["x", "p_refl"], ["edge"], name="pad_edge", mode="edge"),
+        helper.make_node("Pad", ["x", "p_crop"], ["crop"], name="pad_crop"),
+        helper.make_node("Pad", ["x", "p_zero"], ["same"], name="pad_none"),
+    ]
+    graph = helper.make_graph(nodes, "pads", [x], outs)
+    save(helper.make_model(graph, opset_imports=OPSET), "pad.onnx")
+
+    # Opset 2-10: pads and value are attributes.
+    node = helper.make_node("Pad", ["x"], ["y"], name="pad_attr", mode="constant",
+                            pads=[1, 0, 0, 0, 2, 0], value=-1.0)
+    graph = helper.make_graph([node], "pad_attr", [x], [outv("y", 3)])
+    save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 10)]),
+         "pad_opset10.onnx")
+
+    # Opset 19: wrap.
+    nodes = [const("p", np.array([0, 0, 5, 0, 0, 1], dtype=np.int64)),
+             helper.make_node("Pad", ["x", "p"], ["y"], name="pad_wrap", mode="wrap")]
+    graph = helper.make_graph(nodes, "pad_wrap", [x], [outv("y", 3)])
+    save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)]),
+         "pad_wrap.onnx")
+
+    # wrap before opset 19 is refused.
+    graph = helper.make_graph(nodes, "pad_wrap17", [x], [outv("y", 3)])
+    save(helper.make_model(graph, opset_imports=OPSET), "pad_wrap17.onnx")
+
+    # Pads computed at run time are refused.
+    p = helper.make_tensor_value_info("p", TensorProto.INT64, [6])
+    node = helper.make_node("Pad", ["x", "p"], ["y"], name="pad_dynamic")
+    graph = helper.make_graph([node], "pad_dynamic", [x, p], [outv("y", 3)])
+    save(helper.make_model(graph, opset_imports=OPSET), "pad_dynamic.onnx")
+
+
+def tiles():
+    """Tile with constant repeats (one of them 1), and with repeats that are
+    a graph input (an error)."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4])
+    nodes = [const("reps", np.array([2, 1, 3], dtype=np.int64)),
+             helper.make_node("Tile", ["x", "reps"], ["y"], name="tile")]
+    graph = helper.make_graph(nodes, "tile", [x], [outv("y", 3)])
+    save(helper.make_model(graph, opset_imports=OPSET), "tile.onnx")
+
+    r = helper.make_tensor_value_info("r", TensorProto.INT64, [3])
+    node = helper.make_node("Tile", ["x", "r"], ["y"], name="tile_dynamic")
+    graph = helper.make_graph([node], "tile_dynamic", [x, r], [outv("y", 3)])
+    save(helper.make_model(graph, opset_imports=OPSET), "tile_dynamic.onnx")
+
+
+def trilus():
+    """Trilu lower with a constant k, upper without k, and with k a graph
+    input (an error)."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4])
+    nodes = [const("k", np.array(-1, dtype=np.int64)),
+             helper.make_node("Trilu", ["x", "k"], ["lower"], name="tril", upper=0),
+             helper.make_node("Trilu", ["x"], ["upper"], name="triu")]
+    graph = helper.make_graph(nodes, "trilu", [x], [outv("lower", 3), outv("upper", 3)])
+    save(helper.make_model(graph, opset_imports=OPSET), "trilu.onnx")
+
+    k = helper.make_tensor_value_info("k", TensorProto.INT64, [])
+    node = helper.make_node("Trilu", ["x", "k"], ["y"], name="trilu_dynamic")
+    graph = helper.make_graph([node], "trilu_dynamic", [x, k], [outv("y", 3)])
+    save(helper.make_model(graph, opset_imports=OPSET), "trilu_dynamic.onnx")
+
+
+def cumsums():
+    """CumSum with a constant negative axis, and with the axis a graph input
+    (an error)."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4])
+    nodes = [const("axis", np.array(-2, dtype=np.int32)),
+             helper.make_node("CumSum", ["x", "axis"], ["y"], name="cumsum",
+                              exclusive=1, reverse=1)]
+    graph = helper.make_graph(nodes, "cumsum", [x], [outv("y", 3)])
+    save(helper.make_model(graph, opset_imports=OPSET), "cumsum.onnx")
+
+    a = helper.make_tensor_value_info("a", TensorProto.INT64, [])
+    node = helper.make_node("CumSum", ["x", "a"], ["y"], name="cumsum_dynamic")
+    graph = helper.make_graph([node], "cumsum_dynamic", [x, a], [outv("y", 3)])
+    save(helper.make_model(graph, opset_imports=OPSET), "cumsum_dynamic.onnx")
+
+
+def gather_elements():
+    """GatherElements along a negative axis with indices smaller than the
+    data along the other dim."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 4])
+    i = helper.make_tensor_value_info("i", TensorProto.INT64, [2, 6])
+    node = helper.make_node("GatherElements", ["x", "i"], ["y"], name="ge", axis=-1)
+    graph = helper.make_graph([node], "gather_elements", [x, i], [outv("y", 2)])
+    save(helper.make_model(graph, opset_imports=OPSET), "gather_elements.onnx")
+
+
 def shape_only():
     """Weights as graph inputs with role doc strings (export_params=False)."""
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4])
@@ -435,6 +539,82 @@ def save_data_set(directory, inputs, outputs):
                 f.write(numpy_helper.from_array(array, name).SerializeToString())
 
 
+def onnx_pad(x, pads, mode, value=0.0):
+    """ONNX Pad with numpy: negative pads crop first, then numpy.pad."""
+    rank = x.ndim
+    crop = tuple(slice(max(0, -pads[d]), x.shape[d] - max(0, -pads[rank + d]))
+                 for d in range(rank))
+    widths = [(max(0, pads[d]), max(0, pads[rank + d])) for d in range(rank)]
+    if mode == "constant":
+        return np.pad(x[crop], widths, mode="constant", constant_values=value)
+    return np.pad(x[crop], widths, mode=mode)
+
+
+def datamove():
+    """A training model through Pad (every mode, cropping), Tile, CumSum,
+    Trilu and GatherElements, with the loss of its first data set computed
+    by numpy (the generated-code and interpreter tests train it)."""
+    rng = np.random.default_rng(7)
+    w = rng.standard_normal((6, 5)).astype(np.float32) * 0.5
+    x = rng.standard_normal((4, 6)).astype(np.float32)
+    idx = rng.integers(-12, 12, (6, 7)).astype(np.int64)
+    labels = np.array([1, 5, 0, 6, 3, 2], dtype=np.int64)
+    pads = {"edge": [0, 1, 0, 2], "reflect": [1, 3, -1, 2],
+            "constant": [-1, 0, 0, -4], "wrap": [0, 2, 0, 1]}
+    nodes = [
+        const("p_edge", np.array(pads["edge"], dtype=np.int64)),
+        const("p_refl", np.array(pads["reflect"], dtype=np.int64)),
+        const("p_const", np.array(pads["constant"], dtype=np.int64)),
+        const("value", np.array(0.5, dtype=np.float32)),
+        const("p_wrap", np.array(pads["wrap"], dtype=np.int64)),
+        const("reps", np.array([2, 1], dtype=np.int64)),
+        const("axis", np.array(1, dtype=np.int64)),
+        const("k", np.array(1, dtype=np.int64)),
+        helper.make_node("MatMul", ["x", "w"], ["h"], name="matmul"),
+        helper.make_node("Pad", ["h", "p_edge"], ["a"], name="pad_edge", mode="edge"),
+        helper.make_node("Pad", ["a", "p_refl"], ["b"], name="pad_reflect",
+                         mode="reflect"),
+        helper.make_node("Pad", ["b", "p_const", "value"], ["c"], name="pad_crop"),
+        helper.make_node("Pad", ["c", "p_wrap"], ["d"], name="pad_wrap", mode="wrap"),
+        helper.make_node("Tile", ["d", "reps"], ["t"], name="tile"),
+        helper.make_node("CumSum", ["t", "axis"], ["cs"], name="cumsum", reverse=1),
+        helper.make_node("Trilu", ["cs", "k"], ["tr"], name="tril", upper=0),
+        helper.make_node("GatherElements", ["tr", "idx"], ["logits"],
+                         name="gather_elements", axis=1),
+        helper.make_node("SoftmaxCrossEntropyLoss", ["logits", "labels"], ["loss"],
+                         name="loss"),
+    ]
+    inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 6]),
+              helper.make_tensor_value_info("idx", TensorProto.INT64, [6, 7]),
+              helper.make_tensor_value_info("labels", TensorProto.INT64, [6])]
+    graph = helper.make_graph(
+        nodes, "datamove", inputs,
+        [helper.make_tensor_value_info("loss", TensorProto.FLOAT, [])],
+        initializer=[numpy_helper.from_array(w, "w")])
+    directory = os.path.join(HERE, "datamove", "loss")
+    os.makedirs(directory, exist_ok=True)
+    # Opset 19 for Pad's wrap mode.
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
+    model.ir_version = 8
+    save(model, os.path.join("datamove", "loss", "model.onnx"))
+
+    # The reference forward.
+    h = x @ w
+    a = onnx_pad(h, pads["edge"], "edge")
+    b = onnx_pad(a, pads["reflect"], "reflect")
+    c = onnx_pad(b, pads["constant"], "constant", 0.5)
+    d = onnx_pad(c, pads["wrap"], "wrap")
+    t = np.tile(d, (2, 1))
+    cs = np.flip(np.cumsum(np.flip(t, 1), 1), 1)
+    tr = np.tril(cs, 1)
+    logits = np.take_along_axis(tr, np.where(idx < 0, idx + tr.shape[1], idx), 1)
+    z = logits - logits.max(1, keepdims=True)
+    logp = z - np.log(np.exp(z).sum(1, keepdims=True))
+    loss = np.array(-logp[np.arange(6), labels].mean(), dtype=np.float32)
+    save_data_set(os.path.join(directory, "test_data_set_0"),
+                  [("x", x), ("idx", idx), ("labels", labels)], [("loss", loss)])
+
+
 def training_gradient():
     """An ai.onnx.preview.training Gradient node: d sum(tanh(x @ W + b)) with
     respect to W, b and an input u that does not reach the loss (x is a zs
@@ -592,6 +772,12 @@ if __name__ == "__main__":
     symbolic()
     gemm()
     reshapes()
+    pads()
+    tiles()
+    trilus()
+    cumsums()
+    gather_elements()
+    datamove()
     shape_only()
     missing_shape_param()
     external_data()

@@ -38,7 +38,11 @@ double ConcatOp::getFlops() { return 0; }
 double SplitOp::getFlops() { return 0; }
 double SliceOp::getFlops() { return 0; }
 double GatherOp::getFlops() { return 0; }
+double GatherElementsOp::getFlops() { return 0; }
 double ExpandOp::getFlops() { return 0; }
+double PadOp::getFlops() { return 0; }
+double TileOp::getFlops() { return 0; }
+double TriluOp::getFlops() { return 0; }
 
 double MatMulOp::getFlops() {
   auto lhs = getLhs().getType();
@@ -93,7 +97,12 @@ double AveragePoolBackwardOp::getFlops() {
   return elements(getOutputGrad()) * product(getKernelShape());
 }
 double GatherBackwardOp::getFlops() { return elements(getOutputGrad()); }
+double GatherElementsBackwardOp::getFlops() {
+  return elements(getOutputGrad());
+}
 double SliceBackwardOp::getFlops() { return 0; }
+// One addition per dy element (each is read by exactly one dx element).
+double PadBackwardOp::getFlops() { return elements(getOutputGrad()); }
 double SoftmaxCrossEntropyLossBackwardOp::getFlops() {
   return 3 * elements(getScoresGrad());
 }

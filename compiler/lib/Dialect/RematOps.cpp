@@ -14,6 +14,8 @@
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/IR/TypeUtilities.h"
 
+#include <algorithm>
+
 using namespace mlir;
 using namespace remat;
 
@@ -140,6 +142,10 @@ LogicalResult SoftmaxOp::verify() {
   return verifyAxis(*this, getAxis(), getType().getRank());
 }
 LogicalResult LogSoftmaxOp::verify() {
+  return verifyAxis(*this, getAxis(), getType().getRank());
+}
+
+LogicalResult CumSumOp::verify() {
   return verifyAxis(*this, getAxis(), getType().getRank());
 }
 
@@ -462,6 +468,134 @@ LogicalResult GatherOp::inferReturnTypes(MLIRContext *, std::optional<Location> 
   llvm::append_range(shape, indices.getShape());
   llvm::append_range(shape, input.getShape().drop_front(axis + 1));
   types.push_back(RankedTensorType::get(shape, input.getElementType()));
+  return success();
+}
+
+/// Checks pads (begins then ends, one of each per dim of `input`) and
+/// computes the padded shape; see PadOp's description.
+static LogicalResult padShape(std::optional<Location> loc, StringRef opName,
+                              ArrayRef<int64_t> input, ArrayRef<int64_t> pads,
+                              StringRef mode, SmallVectorImpl<int64_t> &shape) {
+  int64_t rank = input.size();
+  if ((int64_t)pads.size() != 2 * rank)
+    return emitOptionalError(loc, opName, " needs 2 * rank = ", 2 * rank,
+                             " pads, got ", pads.size());
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t begin = pads[d], end = pads[rank + d];
+    int64_t kept = input[d] - std::max<int64_t>(0, -begin) -
+                   std::max<int64_t>(0, -end);
+    if (kept < 0)
+      return emitOptionalError(loc, opName, " pads ", begin, " and ", end,
+                               " crop more than the ", input[d],
+                               " elements of dim ", d);
+    int64_t size = input[d] + begin + end;
+    if (mode != "constant" && kept == 0 && size > 0)
+      return emitOptionalError(loc, opName, " mode '", mode, "' pads dim ", d,
+                               ", which has no element to read");
+    shape.push_back(size);
+  }
+  return success();
+}
+
+LogicalResult PadOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                      Adaptor adaptor,
+                                      SmallVectorImpl<Type> &types) {
+  auto input = rankedType(adaptor.getInput());
+  SmallVector<int64_t> shape;
+  if (failed(padShape(loc, "pad", input.getShape(), adaptor.getPads(),
+                      adaptor.getMode(), shape)))
+    return failure();
+  types.push_back(RankedTensorType::get(shape, input.getElementType()));
+  return success();
+}
+
+LogicalResult PadBackwardOp::verify() {
+  SmallVector<int64_t> shape;
+  if (failed(padShape(getLoc(), "pad_backward", getType().getShape(),
+                      getPads(), getMode(), shape)))
+    return failure();
+  if (getOutputGrad().getType().getElementType() != getType().getElementType())
+    return emitOpError("output_grad and input_grad differ in element type");
+  if (ArrayRef<int64_t>(shape) != getOutputGrad().getType().getShape())
+    return emitOpError("input_grad ")
+           << shapeString(getType().getShape()) << " padded is "
+           << shapeString(shape) << ", but output_grad is "
+           << shapeString(getOutputGrad().getType().getShape());
+  return success();
+}
+
+LogicalResult TileOp::inferReturnTypes(MLIRContext *,
+                                       std::optional<Location> loc,
+                                       Adaptor adaptor,
+                                       SmallVectorImpl<Type> &types) {
+  auto input = rankedType(adaptor.getInput());
+  ArrayRef<int64_t> repeats = adaptor.getRepeats();
+  if ((int64_t)repeats.size() != input.getRank())
+    return emitOptionalError(loc, "tile needs one repeat per dim (",
+                             input.getRank(), "), got ", repeats.size());
+  SmallVector<int64_t> shape;
+  for (int64_t d = 0; d < input.getRank(); ++d) {
+    if (repeats[d] < 0)
+      return emitOptionalError(loc, "tile repeat ", repeats[d], " of dim ", d,
+                               " is negative");
+    shape.push_back(input.getDimSize(d) * repeats[d]);
+  }
+  types.push_back(RankedTensorType::get(shape, input.getElementType()));
+  return success();
+}
+
+LogicalResult TriluOp::verify() {
+  if (getType().getRank() < 2)
+    return emitOpError("input must have rank >= 2, got ")
+           << getType().getRank();
+  return success();
+}
+
+/// GatherElements operands: indices of the input's rank, no larger than it
+/// along the other dims.
+static LogicalResult checkGatherElements(std::optional<Location> loc,
+                                         StringRef opName,
+                                         RankedTensorType input,
+                                         RankedTensorType indices,
+                                         int64_t axis) {
+  if (axis < 0 || axis >= input.getRank())
+    return emitOptionalError(loc, opName, " axis ", axis,
+                             " is out of range for rank ", input.getRank());
+  if (indices.getRank() != input.getRank())
+    return emitOptionalError(loc, opName, " indices have rank ",
+                             indices.getRank(), ", the input ",
+                             input.getRank());
+  for (int64_t d = 0; d < input.getRank(); ++d)
+    if (d != axis && indices.getDimSize(d) > input.getDimSize(d))
+      return emitOptionalError(loc, opName, " indices ",
+                               shapeString(indices.getShape()),
+                               " exceed the input ",
+                               shapeString(input.getShape()), " along dim ", d);
+  return success();
+}
+
+LogicalResult GatherElementsOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
+    SmallVectorImpl<Type> &types) {
+  auto input = rankedType(adaptor.getInput());
+  auto indices = rankedType(adaptor.getIndices());
+  if (failed(checkGatherElements(loc, "gather_elements", input, indices,
+                                 adaptor.getAxis())))
+    return failure();
+  types.push_back(indices.clone(input.getElementType()));
+  return success();
+}
+
+LogicalResult GatherElementsBackwardOp::verify() {
+  if (failed(checkGatherElements(getLoc(), "gather_elements_backward",
+                                 getType(), getIndices().getType(),
+                                 getAxis())))
+    return failure();
+  auto dy = getOutputGrad().getType();
+  if (dy.getElementType() != getType().getElementType() ||
+      dy.getShape() != getIndices().getType().getShape())
+    return emitOpError("output_grad must have the indices' shape and "
+                       "input_grad's element type");
   return success();
 }
 

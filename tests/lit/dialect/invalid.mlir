@@ -133,3 +133,72 @@ func.func @clip_is_float_only(%x: tensor<3xi64>) -> tensor<3xi64> {
   %0 = remat.clip %x {min = 0.0, max = 1.0} : (tensor<3xi64>) -> tensor<3xi64>
   return %0 : tensor<3xi64>
 }
+
+// -----
+
+func.func @pad_count(%a: tensor<2x3xf32>) -> tensor<2x5xf32> {
+  // expected-error@+2 {{pad needs 2 * rank = 4 pads, got 2}}
+  // expected-error@+1 {{failed to infer returned types}}
+  %0 = remat.pad %a {pads = array<i64: 1, 1>} : (tensor<2x3xf32>) -> tensor<2x5xf32>
+  return %0 : tensor<2x5xf32>
+}
+
+// -----
+
+func.func @pad_overcrop(%a: tensor<2x3xf32>) -> tensor<2x1xf32> {
+  // expected-error@+2 {{pad pads -4 and 2 crop more than the 3 elements of dim 1}}
+  // expected-error@+1 {{failed to infer returned types}}
+  %0 = remat.pad %a {pads = array<i64: 0, -4, 0, 2>} : (tensor<2x3xf32>) -> tensor<2x1xf32>
+  return %0 : tensor<2x1xf32>
+}
+
+// -----
+
+func.func @pad_reflect_empty(%a: tensor<2x3xf32>) -> tensor<2x2xf32> {
+  // expected-error@+2 {{pad mode 'reflect' pads dim 1, which has no element to read}}
+  // expected-error@+1 {{failed to infer returned types}}
+  %0 = remat.pad %a {mode = "reflect", pads = array<i64: 0, -3, 0, 2>} : (tensor<2x3xf32>) -> tensor<2x2xf32>
+  return %0 : tensor<2x2xf32>
+}
+
+// -----
+
+func.func @pad_backward_shape(%dy: tensor<2x6xf32>) -> tensor<2x3xf32> {
+  // expected-error@+1 {{input_grad 2x3 padded is 2x5, but output_grad is 2x6}}
+  %0 = remat.pad_backward %dy {mode = "edge", pads = array<i64: 0, 1, 0, 1>} : (tensor<2x6xf32>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @tile_repeats(%a: tensor<2x3xf32>) -> tensor<4x3xf32> {
+  // expected-error@+2 {{tile needs one repeat per dim (2), got 1}}
+  // expected-error@+1 {{failed to infer returned types}}
+  %0 = remat.tile %a {repeats = array<i64: 2>} : (tensor<2x3xf32>) -> tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
+}
+
+// -----
+
+func.func @trilu_rank(%a: tensor<3xf32>) -> tensor<3xf32> {
+  // expected-error@+1 {{input must have rank >= 2, got 1}}
+  %0 = remat.trilu %a : (tensor<3xf32>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+
+// -----
+
+func.func @cumsum_axis(%a: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // expected-error@+1 {{axis 2 is out of range for rank 2}}
+  %0 = remat.cumsum %a {axis = 2 : i64} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @gather_elements_wide(%a: tensor<2x3xf32>, %i: tensor<3x3xi64>) -> tensor<3x3xf32> {
+  // expected-error@+2 {{gather_elements indices 3x3 exceed the input 2x3 along dim 0}}
+  // expected-error@+1 {{failed to infer returned types}}
+  %0 = remat.gather_elements %a, %i {axis = 1 : i64} : (tensor<2x3xf32>, tensor<3x3xi64>) -> tensor<3x3xf32>
+  return %0 : tensor<3x3xf32>
+}

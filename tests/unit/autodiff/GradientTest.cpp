@@ -495,6 +495,23 @@ TEST(ReductionGradient, SumMeanMax) {
     }
 }
 
+TEST(ReductionGradient, CumSumEveryDirection) {
+  for (int64_t axis : {0, 1, 2})
+    for (bool exclusive : {false, true})
+      for (bool reverse : {false, true}) {
+        SCOPED_TRACE("axis " + std::to_string(axis) +
+                     (exclusive ? " exclusive" : "") +
+                     (reverse ? " reverse" : ""));
+        Forward f;
+        f.param("x", {2, 3, 4});
+        f.op("%y = remat.cumsum %x {axis = " + std::to_string(axis) +
+             " : i64, exclusive = " + (exclusive ? "true" : "false") +
+             ", reverse = " + (reverse ? "true" : "false") + "} : (" +
+             T({2, 3, 4}) + ") -> " + T({2, 3, 4}));
+        GradCheck(f.weighted("%y", {2, 3, 4})).run();
+      }
+}
+
 //===----------------------------------------------------------------------===//
 // Convolution and pooling
 //===----------------------------------------------------------------------===//
@@ -777,6 +794,31 @@ TEST(DataMovementGradient, GatherRepeatedAndNegativeIndices) {
   }
 }
 
+TEST(DataMovementGradient, GatherElementsRepeatedNegativeAndSmallerIndices) {
+  {
+    // Along axis 1, with repeats (0 and -3 name the same column) that
+    // accumulate.
+    Forward f;
+    f.param("x", {2, 3}).input("i", T({2, 4}, "i64"));
+    f.op("%y = remat.gather_elements %x, %i {axis = 1 : i64} : (" + T({2, 3}) +
+         ", " + T({2, 4}, "i64") + ") -> " + T({2, 4}));
+    GradCheck(f.weighted("%y", {2, 4}))
+        .value("i", i64Tensor({2, 4}, {0, -3, 2, 0, 1, 1, -1, 2}))
+        .run();
+  }
+  {
+    // Along axis 0 of a 3-D input, indices smaller along the other dims:
+    // the elements outside them get no gradient.
+    Forward f;
+    f.param("x", {4, 3, 2}).input("i", T({2, 2, 1}, "i64"));
+    f.op("%y = remat.gather_elements %x, %i {axis = 0 : i64} : (" +
+         T({4, 3, 2}) + ", " + T({2, 2, 1}, "i64") + ") -> " + T({2, 2, 1}));
+    GradCheck(f.weighted("%y", {2, 2, 1}))
+        .value("i", i64Tensor({2, 2, 1}, {3, -4, 0, 3}))
+        .run();
+  }
+}
+
 TEST(DataMovementGradient, Expand) {
   struct Case {
     rt::Shape input, out;
@@ -790,6 +832,88 @@ TEST(DataMovementGradient, Expand) {
     f.op("%y = remat.expand %x : (" + T(c.input) + ") -> " + T(c.out));
     GradCheck(f.weighted("%y", c.out)).run();
   }
+}
+
+TEST(DataMovementGradient, PadEveryMode) {
+  struct Case {
+    const char *mode;
+    std::vector<int64_t> pads; // begins, then ends
+    rt::Shape out;
+  };
+  // x [3, 4]
+  const Case cases[] = {
+      {"constant", {1, 0, 2, 3}, {6, 7}},
+      // cropping: the cropped elements get no gradient
+      {"constant", {-1, 2, 1, -2}, {3, 4}},
+      {"reflect", {2, 1, 1, 3}, {6, 8}},
+      // pads beyond the input: reflected again (period 2 * (4 - 1))
+      {"reflect", {0, 7, 0, 5}, {3, 16}},
+      {"edge", {2, 0, 1, 3}, {6, 7}},
+      // crop one side, pad the other, reading the cropped input
+      {"edge", {-1, 2, 2, -1}, {4, 5}},
+      {"wrap", {1, 5, 2, 6}, {6, 15}},
+      {"reflect", {-1, -2, 1, 3}, {3, 5}},
+      {"wrap", {0, -1, 0, 4}, {3, 7}},
+  };
+  for (const Case &c : cases) {
+    SCOPED_TRACE(std::string(c.mode) + " " + i64Array(c.pads));
+    Forward f;
+    f.param("x", {3, 4});
+    f.op("%y = remat.pad %x {mode = \"" + std::string(c.mode) + "\", pads = " +
+         i64Array(c.pads) + ", value = 0.5 : f64} : (" + T({3, 4}) + ") -> " +
+         T(c.out));
+    GradCheck(f.weighted("%y", c.out)).run();
+  }
+}
+
+TEST(DataMovementGradient, PadSingleElementDims) {
+  // A size-1 dim: reflect and edge repeat its element in every position.
+  for (const char *mode : {"reflect", "edge", "wrap"}) {
+    SCOPED_TRACE(mode);
+    Forward f;
+    f.param("x", {1, 2, 3});
+    f.op("%y = remat.pad %x {mode = \"" + std::string(mode) +
+         "\", pads = array<i64: 2, 1, 0, 1, 0, 2>} : (" + T({1, 2, 3}) +
+         ") -> " + T({4, 3, 5}));
+    GradCheck(f.weighted("%y", {4, 3, 5})).run();
+  }
+}
+
+TEST(DataMovementGradient, TileSumsTheTiles) {
+  struct Case {
+    rt::Shape input;
+    std::vector<int64_t> repeats;
+    rt::Shape out;
+  };
+  const Case cases[] = {{{2, 3}, {3, 2}, {6, 6}},
+                        {{2, 1, 3}, {1, 4, 2}, {2, 4, 6}},
+                        {{4}, {1}, {4}},
+                        {{3, 2}, {2, 0}, {6, 0}}};
+  for (const Case &c : cases) {
+    SCOPED_TRACE(i64Array(c.repeats));
+    Forward f;
+    f.param("x", c.input);
+    f.op("%y = remat.tile %x {repeats = " + i64Array(c.repeats) + "} : (" +
+         T(c.input) + ") -> " + T(c.out));
+    // A tanh after the tile, so that a zero-sized tile still has a loss.
+    f.op("%z = remat.tanh %x : (" + T(c.input) + ") -> " + T(c.input));
+    std::string ty = f.term("%y", c.out), tz = f.term("%z", c.input);
+    GradCheck(f.loss({ty, tz})).run();
+  }
+}
+
+TEST(DataMovementGradient, TriluUpperAndLower) {
+  for (bool upper : {true, false})
+    for (int64_t k : {-1, 0, 2}) {
+      SCOPED_TRACE(std::string(upper ? "upper" : "lower") + " k " +
+                   std::to_string(k));
+      Forward f;
+      f.param("x", {2, 3, 4});
+      f.op("%y = remat.trilu %x {upper = " + std::string(upper ? "true" : "false") +
+           ", k = " + std::to_string(k) + " : i64} : (" + T({2, 3, 4}) +
+           ") -> " + T({2, 3, 4}));
+      GradCheck(f.weighted("%y", {2, 3, 4})).run();
+    }
 }
 
 //===----------------------------------------------------------------------===//

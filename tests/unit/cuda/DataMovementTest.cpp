@@ -1,4 +1,4 @@
-//===- DataMovementTest.cpp - CUDA transpose, concat, split, slice, gather ===//
+//===- DataMovementTest.cpp - CUDA transpose, concat, ..., gather, pad ----===//
 //
 // Data movement must reproduce the CPU's bytes exactly, for every element
 // size.
@@ -168,6 +168,135 @@ TEST_F(CudaDataMovement, Expand) {
     DeviceTensor dx(x), dy(dtype, {2, 3, 4, 5});
     cuda::expand(dx.view(), dy.view());
     expectSame(dy.host(), y, dtypeName(dtype));
+  }
+}
+
+TEST_F(CudaDataMovement, PadEveryModeAndDtype) {
+  struct Case {
+    Shape x;
+    std::vector<int64_t> pads; // begins, then ends
+  };
+  const Case cases[] = {{{3, 4}, {1, 2, 2, 1}},
+                        {{3, 4}, {0, 7, 0, 9}},
+                        {{2, 3, 5}, {1, -1, 2, 0, 2, -1}},
+                        {{1, 33, 65}, {2, 0, 1, 1, 3, 2}}};
+  for (const Case &c : cases)
+    for (PadMode mode :
+         {PadMode::Constant, PadMode::Reflect, PadMode::Edge, PadMode::Wrap})
+      for (DType dtype : kSizes) {
+        const size_t rank = c.x.size();
+        Shape yShape;
+        for (size_t d = 0; d < rank; ++d)
+          yShape.push_back(c.x[d] + c.pads[d] + c.pads[rank + d]);
+        const std::vector<int64_t> begins(c.pads.begin(),
+                                          c.pads.begin() + rank);
+        Tensor x = randomOf(dtype, c.x, 8);
+        Tensor y(dtype, yShape);
+        rt::pad(x.view(), y.view(), begins, mode, 1.0);
+        DeviceTensor dx(x), dy(dtype, yShape);
+        cuda::pad(dx.view(), dy.view(), begins, mode, 1.0);
+        expectSame(dy.host(), y,
+                   shapeToString(c.x) + " mode " +
+                       std::to_string(static_cast<int>(mode)));
+      }
+}
+
+TEST_F(CudaDataMovement, PadBackwardEveryMode) {
+  // The GPU sums each element's sources in the tensor's type, the CPU in
+  // double: the same terms in the same order, so f32 differs by rounding.
+  const Shape x = {3, 17, 9};
+  const std::vector<int64_t> begins = {1, 2, -1}, ends = {2, 20, 4};
+  Shape yShape;
+  for (size_t d = 0; d < x.size(); ++d)
+    yShape.push_back(x[d] + begins[d] + ends[d]);
+  for (PadMode mode :
+       {PadMode::Constant, PadMode::Reflect, PadMode::Edge, PadMode::Wrap})
+    for (DType dtype : {DType::F32, DType::F64}) {
+      Tensor dy = randomTensor(dtype, yShape, 9);
+      Tensor dx(dtype, x);
+      rt::padBackward(dy.view(), dx.view(), begins, mode);
+      DeviceTensor ddy(dy), ddx(dtype, x);
+      cuda::padBackward(ddy.view(), ddx.view(), begins, mode);
+      expectNear(ddx.host(), dx, dtype == DType::F32 ? 1e-5 : 1e-12,
+                 "mode " + std::to_string(static_cast<int>(mode)));
+    }
+}
+
+TEST_F(CudaDataMovement, TileAndItsBackward) {
+  // remat.tile runs the wrap pad with no begin pads.
+  const Shape x = {3, 1, 70};
+  const Shape yShape = {6, 5, 140};
+  for (DType dtype : kSizes) {
+    Tensor t = randomOf(dtype, x, 10);
+    Tensor y(dtype, yShape);
+    rt::pad(t.view(), y.view(), {0, 0, 0}, PadMode::Wrap, 0);
+    DeviceTensor dt(t), dy(dtype, yShape);
+    cuda::pad(dt.view(), dy.view(), {0, 0, 0}, PadMode::Wrap, 0);
+    expectSame(dy.host(), y, dtypeName(dtype));
+  }
+  for (DType dtype : {DType::F32, DType::F64}) {
+    Tensor g = randomTensor(dtype, yShape, 11);
+    Tensor dx(dtype, x);
+    rt::padBackward(g.view(), dx.view(), {0, 0, 0}, PadMode::Wrap);
+    DeviceTensor dg(g), ddx(dtype, x);
+    cuda::padBackward(dg.view(), ddx.view(), {0, 0, 0}, PadMode::Wrap);
+    expectNear(ddx.host(), dx, dtype == DType::F32 ? 1e-5 : 1e-12);
+  }
+}
+
+TEST_F(CudaDataMovement, Trilu) {
+  for (DType dtype : kSizes)
+    for (bool upper : {true, false})
+      for (int64_t k : {-2, 0, 3}) {
+        Tensor x = randomOf(dtype, {3, 7, 33}, 12);
+        Tensor y(dtype, {3, 7, 33});
+        rt::trilu(x.view(), y.view(), upper, k);
+        DeviceTensor dx(x), dy(dtype, {3, 7, 33});
+        cuda::trilu(dx.view(), dy.view(), upper, k);
+        expectSame(dy.host(), y, dtypeName(dtype));
+      }
+}
+
+TEST_F(CudaDataMovement, GatherElementsAndItsBackward) {
+  const Shape xs = {5, 33, 7};
+  for (int64_t axis = 0; axis < 3; ++axis) {
+    Shape is = {4, 30, 6};
+    is[axis] = 40; // repeated indices along the axis
+    for (DType idt : {DType::I64, DType::I32}) {
+      Tensor idx = randomIntegers(idt, is, 14, -xs[axis], xs[axis] - 1);
+      for (DType dtype : kSizes) {
+        Tensor x = randomOf(dtype, xs, 15);
+        Tensor y(dtype, is);
+        rt::gatherElements(x.view(), idx.view(), y.view(), axis);
+        DeviceTensor dx(x), didx(idx), dy(dtype, is);
+        cuda::gatherElements(dx.view(), didx.view(), dy.view(), axis);
+        expectSame(dy.host(), y, "axis " + std::to_string(axis));
+      }
+      // Backward: the same additions in the same order per element, in
+      // float on the GPU and double on the CPU.
+      for (DType dtype : {DType::F32, DType::F64}) {
+        Tensor g = randomTensor(dtype, is, 16);
+        Tensor dx(dtype, xs);
+        rt::gatherElementsBackward(g.view(), idx.view(), dx.view(), axis);
+        DeviceTensor dg(g), didx(idx), ddx(dtype, xs);
+        cuda::fill(ddx.view(), 5); // overwritten, not accumulated into
+        cuda::gatherElementsBackward(dg.view(), didx.view(), ddx.view(), axis);
+        expectNear(ddx.host(), dx, dtype == DType::F32 ? 1e-5 : 1e-12,
+                   "backward axis " + std::to_string(axis));
+      }
+    }
+  }
+  Tensor x = randomTensor(DType::F32, {3, 4}, 17);
+  Tensor bad = make(DType::I64, {1, 4}, {0, 3, 1, 0});
+  DeviceTensor dx(x), dbad(bad), out(DType::F32, {1, 4});
+  cuda::gatherElements(dx.view(), dbad.view(), out.view(), 0);
+  try {
+    syncDevice();
+    ADD_FAILURE() << "expected an index error";
+  } catch (const RuntimeError &e) {
+    EXPECT_NE(std::string(e.what()).find("gatherElements: index 3"),
+              std::string::npos)
+        << e.what();
   }
 }
 

@@ -82,4 +82,22 @@ TEST_F(CudaReduce, MaxPropagatesNaNAndEmptyReductions) {
   checkReduce(ReduceOp::Sum, copyLike, {}, "no axes");
 }
 
+TEST_F(CudaReduce, CumSumMatchesTheCpuBitwise) {
+  // Both backends sum each line in order in x's type: the same bits.
+  const Shape shape = {3, 65, 37};
+  for (DType dtype : {DType::F32, DType::F64, DType::I32, DType::I64})
+    for (int64_t axis = 0; axis < 3; ++axis)
+      for (bool exclusive : {false, true})
+        for (bool reverse : {false, true}) {
+          Tensor x = dtype == DType::I32 || dtype == DType::I64
+                         ? randomIntegers(dtype, shape, 13, -50, 50)
+                         : randomTensor(dtype, shape, 13);
+          Tensor y(dtype, shape);
+          rt::cumSum(x.view(), y.view(), axis, exclusive, reverse);
+          DeviceTensor dx(x), dy(dtype, shape);
+          cuda::cumSum(dx.view(), dy.view(), axis, exclusive, reverse);
+          expectSame(dy.host(), y, "axis " + std::to_string(axis));
+        }
+}
+
 } // namespace

@@ -1,4 +1,4 @@
-//===- ReduceTest.cpp - ReduceSum / Mean / Max against a naive loop -------===//
+//===- ReduceTest.cpp - ReduceSum / Mean / Max, CumSum against naive loops ===//
 
 #include "TestUtil.h"
 
@@ -66,6 +66,71 @@ TEST(ReduceTest, FloatSumAccumulatesInDouble) {
   Tensor out(DType::F32, {1});
   reduce(ReduceOp::Sum, x.view(), out.view(), {0});
   EXPECT_EQ(out.as<float>()[0], static_cast<float>(n));
+}
+
+/// CumSum from its definition: for each output position, the sum of the
+/// positions it covers along the axis, added from scratch in double.
+std::vector<double> refCumSum(const std::vector<double> &x, const Shape &shape,
+                              int64_t axis, bool exclusive, bool reverse) {
+  std::vector<double> y(x.size());
+  for (int64_t o = 0; o < static_cast<int64_t>(x.size()); ++o) {
+    std::vector<int64_t> idx = unravel(o, shape);
+    const int64_t j = idx[axis];
+    double sum = 0;
+    for (int64_t k = 0; k < shape[axis]; ++k) {
+      const bool covered = reverse ? (exclusive ? k > j : k >= j)
+                                   : (exclusive ? k < j : k <= j);
+      if (covered) {
+        idx[axis] = k;
+        sum += x[ravel(idx, shape)];
+      }
+    }
+    y[o] = sum;
+  }
+  return y;
+}
+
+TEST(ReduceTest, CumSumEveryAxisAndDirection) {
+  const Shape shape = {3, 4, 5};
+  for (DType dt : {DType::F32, DType::F64, DType::I32, DType::I64})
+    for (int64_t axis = 0; axis < 3; ++axis)
+      for (bool exclusive : {false, true})
+        for (bool reverse : {false, true}) {
+          SCOPED_TRACE(std::string(dtypeName(dt)) + " axis " +
+                       std::to_string(axis) + (exclusive ? " exclusive" : "") +
+                       (reverse ? " reverse" : ""));
+          // Small integers: every partial sum is exact in every dtype.
+          std::vector<double> xv(60);
+          for (size_t i = 0; i < xv.size(); ++i)
+            xv[i] = static_cast<double>(static_cast<int>(i * 7 % 11) - 5);
+          Tensor x = make(dt, shape, xv);
+          Tensor y(dt, shape);
+          cumSum(x.view(), y.view(), axis, exclusive, reverse);
+          ASSERT_EQ(values(y), refCumSum(xv, shape, axis, exclusive, reverse));
+        }
+}
+
+TEST(ReduceTest, CumSumOnnxExamplesAndChecks) {
+  // The ONNX operator documentation's examples: x = [1, 2, 3].
+  Tensor x = make(DType::F64, {3}, {1, 2, 3});
+  Tensor y(DType::F64, {3});
+  cumSum(x.view(), y.view(), 0, false, false);
+  EXPECT_EQ(values(y), (std::vector<double>{1, 3, 6}));
+  cumSum(x.view(), y.view(), 0, true, false);
+  EXPECT_EQ(values(y), (std::vector<double>{0, 1, 3}));
+  cumSum(x.view(), y.view(), 0, false, true);
+  EXPECT_EQ(values(y), (std::vector<double>{6, 5, 3}));
+  cumSum(x.view(), y.view(), 0, true, true);
+  EXPECT_EQ(values(y), (std::vector<double>{5, 3, 0}));
+  // float32 sums in float32, in order (as numpy.cumsum): 2^24 + 1 rounds
+  // back to 2^24.
+  Tensor f = make(DType::F32, {3}, {16777216.0, 1.0, 1.0});
+  Tensor g(DType::F32, {3});
+  cumSum(f.view(), g.view(), 0, false, false);
+  EXPECT_EQ(values(g), (std::vector<double>{16777216.0, 16777216.0, 16777216.0}));
+  Tensor bad(DType::F32, {3});
+  EXPECT_THROW(cumSum(x.view(), bad.view(), 0, false, false), RuntimeError);
+  EXPECT_THROW(cumSum(x.view(), y.view(), 1, false, false), RuntimeError);
 }
 
 } // namespace

@@ -125,11 +125,32 @@ def Remat_GatherBackwardOp : Remat_GradOp<"gather_backward"> {
   let results = (outs Remat_FloatTensor:$input_grad);
 }
 
+def Remat_GatherElementsBackwardOp : Remat_GradOp<"gather_elements_backward"> {
+  let summary = "scatter-add of dy into zeros of the input's shape at the indices";
+  let arguments = (ins Remat_FloatTensor:$output_grad, Remat_IndexTensor:$indices,
+                   I64Attr:$axis);
+  let results = (outs Remat_FloatTensor:$input_grad);
+  let hasVerifier = 1;
+}
+
 def Remat_SliceBackwardOp : Remat_GradOp<"slice_backward"> {
   let summary = "dy written into zeros of the sliced input's shape";
   let arguments = (ins Remat_FloatTensor:$output_grad, DenseI64ArrayAttr:$starts,
                    DenseI64ArrayAttr:$steps);
   let results = (outs Remat_FloatTensor:$input_grad);
+}
+
+def Remat_PadBackwardOp : Remat_GradOp<"pad_backward"> {
+  let summary = "sums dy over the output positions that read each input element";
+  let description = [{
+    The gradient of remat.pad for the reflect, edge and wrap modes (constant
+    mode's is a slice or a cropping pad of dy). `pads` and `mode` are the
+    forward's; the result type is the forward input's.
+  }];
+  let arguments = (ins Remat_FloatTensor:$output_grad, DenseI64ArrayAttr:$pads,
+                   Remat_StrOneOf<["constant", "reflect", "edge", "wrap"]>:$mode);
+  let results = (outs Remat_FloatTensor:$input_grad);
+  let hasVerifier = 1;
 }
 
 def Remat_SoftmaxCrossEntropyLossBackwardOp

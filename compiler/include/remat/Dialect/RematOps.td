@@ -343,6 +343,20 @@ class Remat_ReduceOp<string mnemonic>
   }];
 }
 def Remat_ReduceSumOp : Remat_ReduceOp<"reduce_sum"> { let summary = "sum over axes (sorted, unique)"; }
+
+def Remat_CumSumOp : Remat_Op<"cumsum", [Pure, SameOperandsAndResultType, Remat_Differentiable]> {
+  let summary = "ONNX CumSum: running sums along one axis";
+  let description = [{
+    result[..., j, ...] sums the input over positions <= j along `axis`
+    (< j with `exclusive`; >= j or > j with `reverse`). Its gradient is the
+    cumsum of dy with `reverse` flipped and the same `exclusive`.
+  }];
+  let arguments = (ins Remat_ArithTensor:$input, I64Attr:$axis,
+                   DefaultValuedAttr<BoolAttr, "false">:$exclusive,
+                   DefaultValuedAttr<BoolAttr, "false">:$reverse);
+  let results = (outs Remat_ArithTensor:$output);
+  let hasVerifier = 1;
+}
 def Remat_ReduceMeanOp : Remat_ReduceOp<"reduce_mean"> { let summary = "mean over axes (sorted, unique)"; }
 def Remat_ReduceMaxOp : Remat_ReduceOp<"reduce_max"> { let summary = "max over axes (sorted, unique)"; }
 
@@ -444,10 +458,62 @@ def Remat_GatherOp : Remat_Op<"gather", [Remat_AnyDTypeKernel, Remat_Differentia
   let results = (outs Remat_Tensor:$output);
 }
 
+def Remat_GatherElementsOp : Remat_Op<"gather_elements", [Remat_AnyDTypeKernel, Remat_Differentiable, Pure, InferTypeOpAdaptor], Remat_CustomFlops> {
+  let summary = "ONNX GatherElements: index the input elementwise along one axis";
+  let description = [{
+    result has the indices' shape, and result[p] is the input at p with its
+    `axis` coordinate replaced by indices[p] (negative values count from the
+    end). indices has the input's rank and is no larger along other dims.
+  }];
+  let arguments = (ins Remat_Tensor:$input, Remat_IndexTensor:$indices,
+                   I64Attr:$axis);
+  let results = (outs Remat_Tensor:$output);
+}
+
 def Remat_ExpandOp : Remat_Op<"expand", [Remat_AnyDTypeKernel, Remat_Differentiable, Pure,
     SameOperandsAndResultElementType], Remat_CustomFlops> {
   let summary = "broadcast to the result type's shape (numpy rules)";
   let arguments = (ins Remat_Tensor:$input);
+  let results = (outs Remat_Tensor:$output);
+  let hasVerifier = 1;
+}
+
+def Remat_PadOp : Remat_Op<"pad", [Remat_AnyDTypeKernel, Remat_Differentiable, Pure, InferTypeOpAdaptor], Remat_CustomFlops> {
+  let summary = "ONNX Pad: constant, reflect, edge or wrap padding";
+  let description = [{
+    `pads` holds the begin pad of every dim, then the end pad of every
+    dim (the importer expands ONNX's `axes`). Negative pads crop: each dim
+    is first cropped by its negative pads, then padded by its positive ones;
+    reflect, edge and wrap read the cropped input (periodically where a pad
+    exceeds it, as numpy.pad) and need an element left wherever they pad.
+    `value` is the constant mode's fill, converted to the element type.
+  }];
+  let arguments = (ins Remat_Tensor:$input, DenseI64ArrayAttr:$pads,
+                   DefaultValuedAttr<Remat_StrOneOf<["constant", "reflect", "edge", "wrap"]>, "\"constant\"">:$mode,
+                   DefaultValuedAttr<F64Attr, "0.0">:$value);
+  let results = (outs Remat_Tensor:$output);
+}
+
+def Remat_TileOp : Remat_Op<"tile", [Remat_AnyDTypeKernel, Remat_Differentiable, Pure, InferTypeOpAdaptor], Remat_CustomFlops> {
+  let summary = "ONNX Tile: repeat the input `repeats[d]` times along dim d";
+  let description = [{
+    result.shape[d] = input.shape[d] * repeats[d], and result[i] reads
+    input[i mod input.shape]: a wrap-mode pad with no begin pads, which is
+    the kernel that runs it. Its gradient sums the tiles.
+  }];
+  let arguments = (ins Remat_Tensor:$input, DenseI64ArrayAttr:$repeats);
+  let results = (outs Remat_Tensor:$output);
+}
+
+def Remat_TriluOp : Remat_Op<"trilu", [Remat_AnyDTypeKernel, Remat_Differentiable, Pure, SameOperandsAndResultType], Remat_CustomFlops> {
+  let summary = "ONNX Trilu: keep the upper or lower triangle of the last two dims";
+  let description = [{
+    Element [..., i, j] is kept where j - i >= k (`upper`) or j - i <= k
+    (lower), and zero elsewhere. Its gradient is the same trilu of dy.
+  }];
+  let arguments = (ins Remat_Tensor:$input,
+                   DefaultValuedAttr<BoolAttr, "true">:$upper,
+                   DefaultValuedAttr<I64Attr, "0">:$k);
   let results = (outs Remat_Tensor:$output);
   let hasVerifier = 1;
 }

@@ -157,6 +157,24 @@ inline rt::UnaryParams activationParams(ActivationBackwardOp op) {
   return params;
 }
 
+/// The runtime's pad mode for a pad op's `mode` attribute (which ODS
+/// restricts to these four).
+inline rt::PadMode padMode(llvm::StringRef mode) {
+  if (mode == "reflect")
+    return rt::PadMode::Reflect;
+  if (mode == "edge")
+    return rt::PadMode::Edge;
+  if (mode == "wrap")
+    return rt::PadMode::Wrap;
+  return rt::PadMode::Constant;
+}
+
+/// The begin pads of ONNX-layout pads [begins..., ends...]: the kernels
+/// take the ends from the shapes.
+inline std::vector<int64_t> padBegins(llvm::ArrayRef<int64_t> pads) {
+  return toVector(pads.take_front(pads.size() / 2));
+}
+
 /// The runtime's reduction for a loss op's `reduction` attribute (which ODS
 /// restricts to these three).
 inline rt::LossReduction lossReduction(llvm::StringRef reduction) {
@@ -404,6 +422,11 @@ template <typename Call> void KernelBindings<Call>::bindCompute() {
         op.getEpsilon().convertToDouble(), op.getMomentum().convertToDouble(),
         op.getUnbiasedRunningVar());
   });
+  bind<CumSumOp>([](CumSumOp op, Call &c) {
+    return c.call(REMAT_KERNEL(cumSum), c.operand(op.getInput()),
+                  c.result(op.getOutput()), binding::i64(op.getAxis()),
+                  op.getExclusive(), op.getReverse());
+  });
   bindReduce<ReduceSumOp>(rt::ReduceOp::Sum);
   bindReduce<ReduceMeanOp>(rt::ReduceOp::Mean);
   bindReduce<ReduceMaxOp>(rt::ReduceOp::Max);
@@ -473,9 +496,31 @@ template <typename Call> void KernelBindings<Call>::bindDataMovement() {
                   c.operand(op.getIndices()), c.result(op.getOutput()),
                   binding::i64(op.getAxis()));
   });
+  bind<GatherElementsOp>([](GatherElementsOp op, Call &c) {
+    return c.call(REMAT_KERNEL(gatherElements), c.operand(op.getInput()),
+                  c.operand(op.getIndices()), c.result(op.getOutput()),
+                  binding::i64(op.getAxis()));
+  });
   bind<ExpandOp>([](ExpandOp op, Call &c) {
     return c.call(REMAT_KERNEL(expand), c.operand(op.getInput()),
                   c.result(op.getOutput()));
+  });
+  bind<TileOp>([](TileOp op, Call &c) {
+    // y[i] = x[i mod x.shape]: a wrap pad with no begin pads.
+    std::vector<int64_t> begins(binding::staticShape(op.getInput()).size(), 0);
+    return c.call(REMAT_KERNEL(pad), c.operand(op.getInput()),
+                  c.result(op.getOutput()), begins, rt::PadMode::Wrap, 0.0);
+  });
+  bind<TriluOp>([](TriluOp op, Call &c) {
+    return c.call(REMAT_KERNEL(trilu), c.operand(op.getInput()),
+                  c.result(op.getOutput()), op.getUpper(),
+                  static_cast<int64_t>(op.getK()));
+  });
+  bind<PadOp>([](PadOp op, Call &c) {
+    return c.call(REMAT_KERNEL(pad), c.operand(op.getInput()),
+                  c.result(op.getOutput()), binding::padBegins(op.getPads()),
+                  binding::padMode(op.getMode()),
+                  op.getValue().convertToDouble());
   });
 }
 
@@ -579,6 +624,17 @@ template <typename Call> void KernelBindings<Call>::bindBackward() {
     return c.call(REMAT_KERNEL_WITH_SCRATCH(gatherBackward), c.operand(op.getOutputGrad()),
                   c.operand(op.getIndices()), c.result(op.getInputGrad()),
                   binding::i64(op.getAxis()));
+  });
+  bind<GatherElementsBackwardOp>([](GatherElementsBackwardOp op, Call &c) {
+    return c.call(REMAT_KERNEL_WITH_SCRATCH(gatherElementsBackward),
+                  c.operand(op.getOutputGrad()), c.operand(op.getIndices()),
+                  c.result(op.getInputGrad()), binding::i64(op.getAxis()));
+  });
+  bind<PadBackwardOp>([](PadBackwardOp op, Call &c) {
+    return c.call(REMAT_KERNEL(padBackward), c.operand(op.getOutputGrad()),
+                  c.result(op.getInputGrad()),
+                  binding::padBegins(op.getPads()),
+                  binding::padMode(op.getMode()));
   });
   bind<SliceBackwardOp>([](SliceBackwardOp op, Call &c) {
     return c.call(REMAT_KERNEL(sliceBackward), c.operand(op.getOutputGrad()),

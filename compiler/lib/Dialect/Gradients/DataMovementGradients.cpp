@@ -95,11 +95,88 @@ LogicalResult GatherOp::buildGradient(OpBuilder &b, ArrayRef<Value> dys,
   return success();
 }
 
+LogicalResult GatherElementsOp::buildGradient(OpBuilder &b,
+                                              ArrayRef<Value> dys,
+                                              ArrayRef<bool> needs,
+                                              SmallVectorImpl<Value> &grads) {
+  grads.push_back(needs[0] ? b.create<GatherElementsBackwardOp>(
+                                 getLoc(), getInput().getType(), dys[0],
+                                 getIndices(), getAxisAttr())
+                           : Value());
+  grads.push_back(Value()); // indices
+  return success();
+}
+
 LogicalResult ExpandOp::buildGradient(OpBuilder &b, ArrayRef<Value> dys,
                                       ArrayRef<bool> needs,
                                       SmallVectorImpl<Value> &grads) {
   grads.push_back(needs[0] ? reduceToShape(b, getLoc(), dys[0],
                                            getInput().getType())
+                           : Value());
+  return success();
+}
+
+LogicalResult PadOp::buildGradient(OpBuilder &b, ArrayRef<Value> dys,
+                                   ArrayRef<bool> needs,
+                                   SmallVectorImpl<Value> &grads) {
+  if (!needs[0]) {
+    grads.push_back(Value());
+    return success();
+  }
+  Location loc = getLoc();
+  ArrayRef<int64_t> pads = getPads();
+  auto inType = getInput().getType();
+  int64_t rank = inType.getRank();
+  if (getMode() != "constant") {
+    // Edge elements are read from several positions: a gathering kernel.
+    grads.push_back(b.create<PadBackwardOp>(loc, inType, dys[0], getPadsAttr(),
+                                            getModeAttr()));
+    return success();
+  }
+  // Constant mode reads each kept element once: dx is dy's window over them.
+  if (llvm::all_of(pads, [](int64_t p) { return p >= 0; })) {
+    SmallVector<int64_t> starts(pads.take_front(rank)), limits, steps(rank, 1);
+    for (int64_t d = 0; d < rank; ++d)
+      limits.push_back(starts[d] + inType.getDimSize(d));
+    grads.push_back(b.create<SliceOp>(loc, dys[0], b.getDenseI64ArrayAttr(starts),
+                                      b.getDenseI64ArrayAttr(limits),
+                                      b.getDenseI64ArrayAttr(steps)));
+    return success();
+  }
+  // With cropping, the negated pads restore the cropped elements as zeros.
+  SmallVector<int64_t> negated;
+  for (int64_t p : pads)
+    negated.push_back(-p);
+  grads.push_back(b.create<PadOp>(loc, dys[0], b.getDenseI64ArrayAttr(negated),
+                                  b.getStringAttr("constant"),
+                                  b.getF64FloatAttr(0.0)));
+  return success();
+}
+
+LogicalResult TileOp::buildGradient(OpBuilder &b, ArrayRef<Value> dys,
+                                    ArrayRef<bool> needs,
+                                    SmallVectorImpl<Value> &grads) {
+  if (!needs[0]) {
+    grads.push_back(Value());
+    return success();
+  }
+  // The tiles are a wrap pad's end pads: its backward sums them.
+  auto inType = getInput().getType();
+  SmallVector<int64_t> pads(inType.getRank(), 0);
+  for (int64_t d = 0; d < inType.getRank(); ++d)
+    pads.push_back((getRepeats()[d] - 1) * inType.getDimSize(d));
+  grads.push_back(b.create<PadBackwardOp>(getLoc(), inType, dys[0],
+                                          b.getDenseI64ArrayAttr(pads),
+                                          b.getStringAttr("wrap")));
+  return success();
+}
+
+LogicalResult TriluOp::buildGradient(OpBuilder &b, ArrayRef<Value> dys,
+                                     ArrayRef<bool> needs,
+                                     SmallVectorImpl<Value> &grads) {
+  // A mask: the kept elements pass dy through, the others get none.
+  grads.push_back(needs[0] ? b.create<TriluOp>(getLoc(), getType(), dys[0],
+                                               getUpperAttr(), getKAttr())
                            : Value());
   return success();
 }

@@ -69,3 +69,16 @@ LogicalResult ReduceMaxOp::buildGradient(OpBuilder &b, ArrayRef<Value> dys,
   grads.push_back(b.create<MulOp>(loc, mask, share));
   return success();
 }
+
+LogicalResult CumSumOp::buildGradient(OpBuilder &b, ArrayRef<Value> dys,
+                                      ArrayRef<bool> needs,
+                                      SmallVectorImpl<Value> &grads) {
+  // x[i] reaches y[j] for every j at or after i (before, when reversed):
+  // dx[i] sums dy over those j, the running sum in the other direction.
+  grads.push_back(needs[0] ? b.create<CumSumOp>(
+                                 getLoc(), getType(), dys[0], getAxisAttr(),
+                                 getExclusiveAttr(),
+                                 b.getBoolAttr(!getReverse()))
+                           : Value());
+  return success();
+}

@@ -140,6 +140,17 @@ std::string cppLiteral(rt::LossReduction reduction) {
   return std::string("remat::rt::LossReduction::") + name;
 }
 
+std::string cppLiteral(rt::PadMode mode) {
+  const char *name = "";
+  switch (mode) {
+  case rt::PadMode::Constant: name = "Constant"; break;
+  case rt::PadMode::Reflect: name = "Reflect"; break;
+  case rt::PadMode::Edge: name = "Edge"; break;
+  case rt::PadMode::Wrap: name = "Wrap"; break;
+  }
+  return std::string("remat::rt::PadMode::") + name;
+}
+
 std::string cppLiteral(const rt::Dims &dims) {
   return cppIntList(ArrayRef<int64_t>(dims.data(), dims.size()));
 }

@@ -33,6 +33,7 @@ std::string cppLiteral(rt::UnaryOp op);
 std::string cppLiteral(rt::BinaryOp op);
 std::string cppLiteral(rt::ReduceOp op);
 std::string cppLiteral(rt::LossReduction reduction);
+std::string cppLiteral(rt::PadMode mode);
 /// A braced list: initializes Dims without naming the type.
 std::string cppLiteral(const rt::Dims &dims);
 std::string cppLiteral(const rt::UnaryParams &params);

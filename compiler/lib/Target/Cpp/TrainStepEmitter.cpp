@@ -412,6 +412,10 @@ void TrainStepEmitter::emitArguments(raw_ostream &os) {
             gather.getIndices() == arg)
           bound = cast<RankedTensorType>(gather.getInput().getType())
                       .getDimSize(gather.getAxis());
+        if (auto gather = dyn_cast<GatherElementsOp>(user);
+            gather && gather.getIndices() == arg)
+          bound = cast<RankedTensorType>(gather.getInput().getType())
+                      .getDimSize(gather.getAxis());
         if (auto loss = dyn_cast<SoftmaxCrossEntropyLossOp>(user);
             loss && loss.getLabels() == arg)
           bound = cast<RankedTensorType>(loss.getScores().getType())

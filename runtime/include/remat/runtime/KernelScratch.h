@@ -61,6 +61,8 @@ size_t gatherScratchBytes(const TensorView &indices);
 size_t gatherBackwardScratchBytes(const TensorView &indices,
                                   const TensorView &dx);
 
+size_t gatherElementsBackwardScratchBytes(const TensorView &dx);
+
 /// softmaxCrossEntropyLossBackward and nllLossBackward (labels: [N, d...]).
 size_t lossBackwardScratchBytes(const TensorView &labels);
 
@@ -130,6 +132,12 @@ inline size_t gatherBackwardScratchBytes(const TensorView &,
                                          const TensorView &indices,
                                          const TensorView &dx, int64_t) {
   return gatherBackwardScratchBytes(indices, dx);
+}
+inline size_t gatherElementsBackwardScratchBytes(const TensorView &,
+                                                 const TensorView &,
+                                                 const TensorView &dx,
+                                                 int64_t) {
+  return gatherElementsBackwardScratchBytes(dx);
 }
 inline size_t softmaxCrossEntropyLossBackwardScratchBytes(
     const TensorView &, const TensorView &, const TensorView &labels,

@@ -69,6 +69,14 @@ struct WindowParams {
   Dims dilations;
 };
 
+/// pad(): what fills the positions outside the input (ONNX Pad's `mode`).
+enum class PadMode {
+  Constant, // the given value
+  Reflect,  // mirrored about the edge element (not repeating it)
+  Edge,     // the edge element repeated
+  Wrap,     // the input repeated periodically
+};
+
 /// The losses' `reduction`.
 enum class LossReduction { None, Sum, Mean };
 
