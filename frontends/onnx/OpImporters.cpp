@@ -136,6 +136,19 @@ LogicalResult importPRelu(NodeImporter &n) {
   Value slope = x ? n.in(1, "slope") : Value();
   if (!slope)
     return failure();
+  // Before opset 7 a 1-D slope of C values is per channel (dim 1), as
+  // PyTorch's nn.PReLU(C) exported then; from opset 7 it broadcasts from the
+  // right like any other operand.
+  auto xType = typeOf(x), slopeType = typeOf(slope);
+  if (n.ic.opset < 7 && slopeType.getRank() == 1 && xType.getRank() > 2 &&
+      slopeType.getDimSize(0) == xType.getDimSize(1) &&
+      slopeType.getDimSize(0) != 1) {
+    SmallVector<int64_t> perChannel(xType.getRank() - 1, 1);
+    perChannel[0] = slopeType.getDimSize(0);
+    slope = reshapeTo(n, slope, perChannel);
+    if (!slope)
+      return failure();
+  }
   return emit(n, n.ic.create<PReluOp>(n.loc, x, slope), "remat.prelu");
 }
 
