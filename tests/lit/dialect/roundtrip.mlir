@@ -87,3 +87,23 @@ func.func @activations(%x: tensor<2x3xf32>, %s: tensor<3xf32>, %dy: tensor<2x3xf
   %12 = remat.activation_backward %11, %dy {activation = "sin"} : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
   return %12 : tensor<2x3xf32>
 }
+
+// CHECK-LABEL: func.func @data_movement_pieces
+func.func @data_movement_pieces(%x: tensor<2x3xf32>, %i: tensor<2x5xi64>) -> tensor<2x5xf32> {
+  // CHECK: remat.pad %{{.*}} {mode = "reflect", pads = array<i64: 0, 2, 0, -1>} : (tensor<2x3xf32>) -> tensor<2x4xf32>
+  %p = remat.pad %x {mode = "reflect", pads = array<i64: 0, 2, 0, -1>} : (tensor<2x3xf32>) -> tensor<2x4xf32>
+  // CHECK: remat.pad_backward %{{.*}} {mode = "reflect", pads = array<i64: 0, 2, 0, -1>} : (tensor<2x4xf32>) -> tensor<2x3xf32>
+  %dp = remat.pad_backward %p {mode = "reflect", pads = array<i64: 0, 2, 0, -1>} : (tensor<2x4xf32>) -> tensor<2x3xf32>
+  // CHECK: remat.tile %{{.*}} {repeats = array<i64: 1, 2>} : (tensor<2x3xf32>) -> tensor<2x6xf32>
+  %t = remat.tile %dp {repeats = array<i64: 1, 2>} : (tensor<2x3xf32>) -> tensor<2x6xf32>
+  // CHECK: remat.cumsum %{{.*}} {axis = 1 : i64, reverse = true} : (tensor<2x6xf32>) -> tensor<2x6xf32>
+  %c = remat.cumsum %t {axis = 1 : i64, reverse = true} : (tensor<2x6xf32>) -> tensor<2x6xf32>
+  // CHECK: remat.trilu %{{.*}} {k = 1 : i64, upper = false} : (tensor<2x6xf32>) -> tensor<2x6xf32>
+  %l = remat.trilu %c {k = 1 : i64, upper = false} : (tensor<2x6xf32>) -> tensor<2x6xf32>
+  // CHECK: remat.gather_elements %{{.*}}, %{{.*}} {axis = 1 : i64} : (tensor<2x6xf32>, tensor<2x5xi64>) -> tensor<2x5xf32>
+  %g = remat.gather_elements %l, %i {axis = 1 : i64} : (tensor<2x6xf32>, tensor<2x5xi64>) -> tensor<2x5xf32>
+  // CHECK: remat.gather_elements_backward %{{.*}}, %{{.*}} {axis = 1 : i64} : (tensor<2x5xf32>, tensor<2x5xi64>) -> tensor<2x6xf32>
+  %dg = remat.gather_elements_backward %g, %i {axis = 1 : i64} : (tensor<2x5xf32>, tensor<2x5xi64>) -> tensor<2x6xf32>
+  %s = remat.slice %dg {starts = array<i64: 0, 0>, limits = array<i64: 2, 5>, steps = array<i64: 1, 1>} : (tensor<2x6xf32>) -> tensor<2x5xf32>
+  return %s : tensor<2x5xf32>
+}

@@ -28,7 +28,9 @@
 // (cuBLAS, full FP32 without TF32), transcendental functions and reduction
 // orders differ in the last bits. Scatter-adds with repeated targets
 // (gatherBackward, maxPoolBackward with overlapping windows) use atomics, so
-// their summation order is not deterministic.
+// their summation order is not deterministic; padBackward and
+// gatherElementsBackward instead gather per dx element or per line, in the
+// tensor's type and a fixed order (deterministic, no atomics).
 //
 //===----------------------------------------------------------------------===//
 
