@@ -110,7 +110,8 @@ void fillFromDense(DenseElementsAttr dense, rt::Tensor &tensor) {
     throw InterpreterError("constant holds " + std::to_string(raw.size()) +
                            " bytes, expected " +
                            std::to_string(numel * elementSize));
-  std::memcpy(out, raw.data(), raw.size());
+  if (!raw.empty()) // a zero-sized constant may have no storage at all
+    std::memcpy(out, raw.data(), raw.size());
 }
 
 void fillFromResource(DenseResourceElementsAttr resource, rt::Tensor &tensor) {
