@@ -166,6 +166,15 @@ Folded foldNode(NodeImporter &n, const std::vector<const rt::Tensor *> &in) {
     return one(std::move(y));
   }
 
+  if (op == "CastLike") {
+    // The dynamo exporter casts Range's bounds this way.
+    if (!need(2) || !fits(in[0]->shape()))
+      return std::nullopt;
+    rt::Tensor y(in[1]->dtype(), in[0]->shape());
+    rt::cast(in[0]->view(), y.view());
+    return one(std::move(y));
+  }
+
   if (op == "Cast") {
     if (!need(1))
       return std::nullopt;
