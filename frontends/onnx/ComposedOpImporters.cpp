@@ -44,11 +44,11 @@ public:
   }
 
   Value reshape(Value v, ArrayRef<int64_t> shape) {
-    if (!good || typeOf(v).getShape() == shape)
-      return v;
-    return result(n.ic.createTyped<ReshapeOp>(
-                      n.loc, RankedTensorType::get(shape, typeOf(v).getElementType()), v),
-                  "remat.reshape");
+    if (!good)
+      return {};
+    Value reshaped = reshapeTo(n, v, shape);
+    good = static_cast<bool>(reshaped);
+    return reshaped;
   }
 
   /// v[..., start:limit:step] along the last axis.

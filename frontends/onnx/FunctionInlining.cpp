@@ -48,10 +48,6 @@ std::string keyName(const FunctionKey &key) {
   return name;
 }
 
-std::string domainName(const std::string &domain) {
-  return domain.empty() ? "ai.onnx" : domain;
-}
-
 class Inliner {
 public:
   Inliner(onnx::ModelProto &model) : model(model) {}
@@ -77,14 +73,12 @@ private:
   std::map<FunctionKey, size_t> sizes;
   std::map<FunctionKey, std::vector<onnx::AttributeProto>> defaults;
   std::set<std::string> names;
-  size_t nodeCount = 0;
 };
 
 bool Inliner::collectFunctions(std::string &error) {
   std::map<std::string, int64_t> modelOpsets;
   for (const auto &opset : model.opset_import())
-    modelOpsets[isDefaultDomain(opset.domain()) ? "" : opset.domain()] =
-        opset.version();
+    modelOpsets[canonicalDomain(opset.domain())] = opset.version();
   for (const auto &fn : model.functions()) {
     FunctionKey key{fn.domain(), fn.name(),
                     unknownString(fn, kFunctionOverloadField)};
@@ -104,7 +98,7 @@ bool Inliner::collectFunctions(std::string &error) {
     }
     // The body is imported under the model's opsets, so they must agree.
     for (const auto &opset : fn.opset_import()) {
-      std::string domain = isDefaultDomain(opset.domain()) ? "" : opset.domain();
+      std::string domain = canonicalDomain(opset.domain());
       auto it = modelOpsets.find(domain);
       if (it == modelOpsets.end()) {
         modelOpsets[domain] = opset.version();
@@ -113,7 +107,7 @@ bool Inliner::collectFunctions(std::string &error) {
         added->set_version(opset.version());
       } else if (it->second != opset.version()) {
         error = "model-local function " + keyName(key) + " imports " +
-                domainName(domain) + " opset " +
+                displayDomain(domain) + " opset " +
                 std::to_string(opset.version()) + " but the model imports " +
                 std::to_string(it->second) +
                 "; mixed opsets of one domain are not supported";
@@ -154,11 +148,6 @@ bool Inliner::expand(const onnx::NodeProto &node,
                   unknownString(node, kNodeOverloadField)};
   auto fn = functions.find(key);
   if (fn == functions.end()) {
-    if (++nodeCount > kMaxNodes) {
-      error = "inlining model-local functions gives more than " +
-              std::to_string(kMaxNodes) + " nodes";
-      return false;
-    }
     out.push_back(node);
     return true;
   }

@@ -1,6 +1,7 @@
 //===- ImportContext.cpp - Value map, constants, errors -------------------===//
 
 #include "ImportContext.h"
+#include "ModelLoading.h"
 
 #include "remat/Dialect/RematOps.h"
 #include "remat/runtime/TensorProtoIO.h"
@@ -80,11 +81,7 @@ ImportContext::ImportContext(MLIRContext &ctx, const onnx::ModelProto &model,
 void ImportContext::error(const llvm::Twine &message) {
   hadError = true;
   // One line per error, whatever the message (ONNX's own can span lines).
-  std::string text = message.str();
-  for (char &c : text)
-    if (static_cast<unsigned char>(c) < 0x20)
-      c = ' ';
-  llvm::errs() << "error: " << file << ": " << text << "\n";
+  llvm::errs() << "error: " << file << ": " << oneLine(message.str()) << "\n";
 }
 
 ValueEntry *ImportContext::lookup(const std::string &name) {

@@ -21,19 +21,20 @@ namespace remat {
 
 namespace {
 
-std::string oneLine(std::string text) {
-  for (char &c : text)
-    if (static_cast<unsigned char>(c) < 0x20)
-      c = ' ';
-  return text;
-}
-
 /// The ai.onnx opset a model imports (0 when none).
 int64_t defaultOpset(const onnx::ModelProto &model) {
   for (const auto &opset : model.opset_import())
     if (onnximport::isDefaultDomain(opset.domain()))
       return opset.version();
   return 0;
+}
+
+/// The model's opset per domain, keyed by canonicalDomain().
+std::map<std::string, int64_t> opsetsOf(const onnx::ModelProto &model) {
+  std::map<std::string, int64_t> opsets;
+  for (const auto &opset : model.opset_import())
+    opsets[onnximport::canonicalDomain(opset.domain())] = opset.version();
+  return opsets;
 }
 
 /// Refuses IR versions and opsets outside what the importer knows, in one
@@ -56,10 +57,9 @@ bool checkVersions(const onnx::ModelProto &model, std::string &error) {
   }
   std::set<std::string> seen;
   for (const auto &opset : model.opset_import()) {
-    std::string domain =
-        onnximport::isDefaultDomain(opset.domain()) ? "" : opset.domain();
+    std::string domain = onnximport::canonicalDomain(opset.domain());
     if (!seen.insert(domain).second) {
-      error = "opset of domain " + (domain.empty() ? std::string("ai.onnx") : domain) +
+      error = "opset of domain " + onnximport::displayDomain(domain) +
               " is imported twice";
       return false;
     }
@@ -89,17 +89,13 @@ bool checkBeyondLibrary(const onnx::ModelProto &model,
                         const std::string &modelDir, std::string &error) {
   const auto &ranges =
       onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+  std::map<std::string, int64_t> opsets = opsetsOf(model);
   std::unordered_map<std::string, int> clamped;
-  std::map<std::string, int64_t> opsets;
-  for (const auto &opset : model.opset_import()) {
-    std::string domain =
-        onnximport::isDefaultDomain(opset.domain()) ? "" : opset.domain();
-    opsets[domain] = opset.version();
+  for (const auto &[domain, version] : opsets) {
     auto range = ranges.find(domain);
     clamped[domain] = static_cast<int>(
-        range == ranges.end()
-            ? opset.version()
-            : std::min<int64_t>(opset.version(), range->second.second));
+        range == ranges.end() ? version
+                              : std::min<int64_t>(version, range->second.second));
   }
   onnx::checker::CheckerContext ctx;
   ctx.set_ir_version(static_cast<int>(
@@ -124,12 +120,11 @@ bool checkBeyondLibrary(const onnx::ModelProto &model,
                 "' is already defined (a graph assigns each value once)";
         return false;
       }
-    std::string domain =
-        onnximport::isDefaultDomain(node.domain()) ? "" : node.domain();
+    std::string domain = onnximport::canonicalDomain(node.domain());
     auto opset = opsets.find(domain);
     if (opset == opsets.end()) {
       error = nodeLabel(node, i) + ": the model imports no opset of domain " +
-              (domain.empty() ? std::string("ai.onnx") : domain);
+              onnximport::displayDomain(domain);
       return false;
     }
     const onnximport::OpSignature *signature =
@@ -138,8 +133,7 @@ bool checkBeyondLibrary(const onnx::ModelProto &model,
       // Other domains (exporter-specific ops) are refused by name at import.
       if (!domain.empty() && domain != onnximport::kTrainingDomain)
         continue;
-      error = nodeLabel(node, i) + ": " +
-              (domain.empty() ? std::string("ai.onnx") : domain) +
+      error = nodeLabel(node, i) + ": " + onnximport::displayDomain(domain) +
               " opset " + std::to_string(opset->second) +
               " has no operator " + node.op_type();
       return false;
@@ -167,12 +161,9 @@ bool onnximport::libraryKnowsModel(const onnx::ModelProto &model) {
   if (model.ir_version() > onnx::Version::IR_VERSION ||
       model.functions_size() > 0)
     return false;
-  std::map<std::string, int64_t> opsets;
-  for (const auto &opset : model.opset_import())
-    opsets[isDefaultDomain(opset.domain()) ? "" : opset.domain()] =
-        opset.version();
+  std::map<std::string, int64_t> opsets = opsetsOf(model);
   for (const auto &node : model.graph().node()) {
-    std::string domain = isDefaultDomain(node.domain()) ? "" : node.domain();
+    std::string domain = canonicalDomain(node.domain());
     if (!domain.empty() && domain != kTrainingDomain)
       continue;
     auto opset = opsets.find(domain);
@@ -235,7 +226,7 @@ bool loadOnnxModel(llvm::StringRef path, onnx::ModelProto &model,
       }
     }
   } catch (const std::exception &e) {
-    error = path.str() + ": invalid ONNX model: " + oneLine(e.what());
+    error = path.str() + ": invalid ONNX model: " + onnximport::oneLine(e.what());
     return false;
   }
   return true;
@@ -298,15 +289,18 @@ bool checkExternalData(const onnx::TensorProto &tensor,
   return true;
 }
 
+std::string oneLine(std::string text) {
+  for (char &c : text)
+    if (static_cast<unsigned char>(c) < 0x20)
+      c = ' ';
+  return text;
+}
+
 bool inferShapes(onnx::ModelProto &model, std::string &error) {
   try {
     onnx::shape_inference::InferShapes(model);
   } catch (const std::exception &e) {
-    std::string what = e.what();
-    for (char &c : what)
-      if (static_cast<unsigned char>(c) < 0x20)
-        c = ' ';
-    error = "ONNX shape inference failed: " + what;
+    error = "ONNX shape inference failed: " + oneLine(e.what());
     return false;
   }
   return true;

@@ -17,6 +17,10 @@ namespace remat::onnximport {
 /// uses (so its checker and shape inference judge the model correctly).
 bool libraryKnowsModel(const onnx::ModelProto &model);
 
+/// `text` with control characters (ONNX's messages span lines) as spaces,
+/// so that every error stays one line.
+std::string oneLine(std::string text);
+
 /// Runs ONNX shape inference in place; false with a one-line error.
 bool inferShapes(onnx::ModelProto &model, std::string &error);
 

@@ -109,10 +109,14 @@ public:
   std::optional<std::vector<int64_t>> splitSizes(int64_t dim);
 };
 
+/// `v` reshaped to `shape` (itself when it has that shape already); null
+/// after reporting the error.
+mlir::Value reshapeTo(NodeImporter &n, mlir::Value v, llvm::ArrayRef<int64_t> shape);
+
 /// An op importer: builds IR (or constants) for one node.
 using OpHandler = mlir::LogicalResult (*)(NodeImporter &);
 
-/// Op type -> importer, default ONNX domain.
+/// Op type -> importer, default ONNX domain (composedOpHandlers() included).
 const llvm::StringMap<OpHandler> &opHandlers();
 
 /// Op type -> importer for default-domain ops that import as a composition

@@ -93,14 +93,7 @@ OpHandler handlerFor(const onnx::NodeProto &node) {
   if (!table)
     return nullptr;
   auto it = table->find(node.op_type());
-  if (it != table->end())
-    return it->second;
-  if (table == &opHandlers()) {
-    auto composed = composedOpHandlers().find(node.op_type());
-    if (composed != composedOpHandlers().end())
-      return composed->second;
-  }
-  return nullptr;
+  return it == table->end() ? nullptr : it->second;
 }
 
 class GraphImporter {
@@ -143,7 +136,7 @@ bool GraphImporter::checkSupported() {
       continue;
     ic.error("node " + nodeLabel(node, i) + " (" + node.op_type() +
              ", domain " +
-             (node.domain().empty() ? std::string("ai.onnx") : node.domain()) +
+             displayDomain(node.domain()) +
              "): unsupported op" + domainHint(node.domain()) +
              opHint(node));
     ok = false;
@@ -551,11 +544,7 @@ OwningOpRef<ModuleOp> importOnnxModel(MLIRContext &context,
     GraphImporter importer(context, model, path, options);
     return importer.run();
   } catch (const std::exception &e) {
-    std::string what = e.what();
-    for (char &c : what)
-      if (static_cast<unsigned char>(c) < 0x20)
-        c = ' ';
-    llvm::errs() << "error: " << path << ": " << what << "\n";
+    llvm::errs() << "error: " << path << ": " << oneLine(e.what()) << "\n";
     return nullptr;
   }
 }

@@ -86,6 +86,14 @@ bool isDefaultDomain(llvm::StringRef domain) {
   return domain.empty() || domain == "ai.onnx";
 }
 
+std::string canonicalDomain(llvm::StringRef domain) {
+  return isDefaultDomain(domain) ? std::string() : domain.str();
+}
+
+std::string displayDomain(llvm::StringRef domain) {
+  return isDefaultDomain(domain) ? std::string("ai.onnx") : domain.str();
+}
+
 const OpSignature *resolveOpVersion(llvm::StringRef domain, llvm::StringRef op,
                                     int64_t opset) {
   llvm::StringRef key = isDefaultDomain(domain) ? "" : domain;

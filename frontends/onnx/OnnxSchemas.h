@@ -47,6 +47,10 @@ constexpr const char *kTrainingDomain = "ai.onnx.preview.training";
 
 /// True for "" and "ai.onnx".
 bool isDefaultDomain(llvm::StringRef domain);
+/// The domain as the table keys it: "" for ai.onnx, else unchanged.
+std::string canonicalDomain(llvm::StringRef domain);
+/// The domain as messages name it: "ai.onnx" for the default domain.
+std::string displayDomain(llvm::StringRef domain);
 
 /// The version of `op` in effect at `opset` of `domain` (the newest one
 /// introduced at or before it), or null when no such operator exists there.

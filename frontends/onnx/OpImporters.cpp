@@ -40,6 +40,8 @@ LogicalResult emit(NodeImporter &n, Operation *op, StringRef what,
   return success();
 }
 
+} // namespace
+
 Value reshapeTo(NodeImporter &n, Value v, ArrayRef<int64_t> shape) {
   auto type = typeOf(v);
   if (type.getShape() == shape)
@@ -52,6 +54,8 @@ Value reshapeTo(NodeImporter &n, Value v, ArrayRef<int64_t> shape) {
   }
   return op->getResult(0);
 }
+
+namespace {
 
 Value scalar(NodeImporter &n, Type element, double value) {
   return n.ic.splat(element, {}, value, n.loc);
@@ -1251,7 +1255,8 @@ LogicalResult importFoldOnly(NodeImporter &n) {
 } // namespace
 
 const llvm::StringMap<OpHandler> &opHandlers() {
-  static const llvm::StringMap<OpHandler> table = {
+  static const llvm::StringMap<OpHandler> table = [] {
+    llvm::StringMap<OpHandler> handlers = {
       // Elementwise.
       {"Add", binary<AddOp>},
       {"Sub", binary<SubOp>},
@@ -1335,7 +1340,15 @@ const llvm::StringMap<OpHandler> &opHandlers() {
       {"Size", importSize},
       {"Range", importFoldOnly},
       {"ConstantOfShape", importFoldOnly},
-  };
+    };
+    // Ops imported as compositions (ComposedOpImporters.cpp) share the table.
+    for (const auto &entry : composedOpHandlers()) {
+      bool inserted = handlers.insert({entry.getKey(), entry.getValue()}).second;
+      assert(inserted && "an op has two importers");
+      (void)inserted;
+    }
+    return handlers;
+  }();
   return table;
 }
 
