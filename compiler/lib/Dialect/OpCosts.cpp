@@ -112,3 +112,32 @@ double NllLossBackwardOp::getFlops() { return elements(getLossGrad()); }
 double SgdOp::getFlops() { return 3 * elements(getParam()); }
 double SgdMomentumOp::getFlops() { return 6 * elements(getParam()); }
 double AdamOp::getFlops() { return 14 * elements(getParam()); }
+
+/// Query-key pairs an attention op scores: B * Hq * Sq * Sk, about half of
+/// them when causal (the kernels skip hidden tiles).
+static double attentionPairs(Value query, Value key, bool causal) {
+  auto q = llvm::cast<RankedTensorType>(query.getType());
+  auto k = llvm::cast<RankedTensorType>(key.getType());
+  double pairs = product(q.getShape().drop_back()) *
+                 static_cast<double>(k.getDimSize(2));
+  return causal ? pairs / 2 : pairs;
+}
+
+static int64_t lastDim(Value v) {
+  return llvm::cast<RankedTensorType>(v.getType()).getShape().back();
+}
+
+/// Forward: S = Q.K^T (2 * D per pair) and O = P.V (2 * Dv per pair), i.e.
+/// 4 * b * h * s^2 * d when D == Dv.
+double AttentionOp::getFlops() {
+  return attentionPairs(getQuery(), getKey(), getCausal()) *
+         (2.0 * lastDim(getQuery()) + 2.0 * lastDim(getValue()));
+}
+
+/// Backward: recomputes S = Q.K^T, then dV = P^T.dO, dP = dO.V^T,
+/// dQ = dS.K and dK = dS^T.Q: 2 * (3 * D + 2 * Dv) per pair, 2.5 times the
+/// forward (FlashAttention-2's figure).
+double AttentionBackwardOp::getFlops() {
+  return attentionPairs(getQuery(), getKey(), getCausal()) *
+         (6.0 * lastDim(getQuery()) + 4.0 * lastDim(getValue()));
+}

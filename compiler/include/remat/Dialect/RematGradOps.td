@@ -55,6 +55,32 @@ def Remat_SoftmaxBackwardOp : Remat_SoftmaxBackwardLikeOp<"softmax_backward",
 def Remat_LogSoftmaxBackwardOp : Remat_SoftmaxBackwardLikeOp<"log_softmax_backward",
     "dx = dy - exp(y) * sum(dy, axis) from the log-softmax output y">;
 
+def Remat_AttentionBackwardOp : Remat_GradOp<"attention_backward",
+    [InferTypeOpAdaptor]> {
+  let summary = "attention backward, recomputing the probabilities";
+  let description = [{
+    The gradient of remat.attention (same operands and attributes) from its
+    output, its logsumexp and the output's gradient, as FlashAttention-2:
+    D = rowsum(output_grad * output), then per tile P = exp(scale * q.k^T +
+    mask - logsumexp) (with the same causal hiding and dropout),
+    dV = P^T.dO, dP = dO.V^T, dS = P * (dP - D), dQ = scale * dS.K,
+    dK = scale * dS^T.Q. Key and value gradients of a grouped head sum over
+    the query heads that read it. Results have the types of query, key and
+    value.
+  }];
+  let arguments = (ins Remat_FloatTensor:$query, Remat_FloatTensor:$key,
+                   Remat_FloatTensor:$value, Remat_FloatTensor:$output,
+                   Remat_FloatTensor:$logsumexp, Remat_FloatTensor:$output_grad,
+                   Optional<Remat_FloatTensor>:$mask, F64Attr:$scale,
+                   DefaultValuedAttr<BoolAttr, "false">:$causal,
+                   DefaultValuedAttr<F64Attr, "0.0">:$dropout_ratio,
+                   DefaultValuedAttr<I64Attr, "0">:$seed,
+                   DefaultValuedAttr<I64Attr, "0">:$stream);
+  let results = (outs Remat_FloatTensor:$query_grad, Remat_FloatTensor:$key_grad,
+                 Remat_FloatTensor:$value_grad);
+  let hasVerifier = 1;
+}
+
 def Remat_LayerNormBackwardOp : Remat_GradOp<"layer_norm_backward",
     [InferTypeOpAdaptor]> {
   let summary = "layer_norm backward from the saved mean and 1/std";

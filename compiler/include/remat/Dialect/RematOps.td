@@ -287,6 +287,42 @@ def Remat_LayerNormOp : Remat_Op<"layer_norm", [Remat_Differentiable, Pure, Infe
                  Remat_FloatTensor:$inv_std_dev);
 }
 
+//===----------------------------------------------------------------------===//
+// Attention
+//===----------------------------------------------------------------------===//
+
+def Remat_AttentionOp : Remat_Op<"attention",
+    [Remat_Differentiable, Pure, InferTypeOpAdaptor], Remat_CustomFlops> {
+  let summary = "fused scaled dot-product attention (FlashAttention-style)";
+  let description = [{
+    output = dropout(softmax(scale * query . key^T + mask)) . value, per
+    batch and head, without materialising the seq x seq scores:
+    query [B, Hq, Sq, D], key [B, Hkv, Sk, D], value [B, Hkv, Sk, Dv], with
+    Hq a multiple of Hkv (grouped-query attention: query head h reads key
+    and value head h / (Hq / Hkv)). `mask` (optional) is additive, of the
+    query's element type, and broadcasts to [B, Hq, Sq, Sk]. `causal` hides
+    key j from query i when j > i (aligned top-left, as PyTorch's
+    scaled_dot_product_attention and ONNX Attention). A row whose keys are
+    all hidden has output 0 and logsumexp -inf.
+
+    Results: output [B, Hq, Sq, Dv] and logsumexp [B, Hq, Sq] (at least
+    fp32), the log of each row's softmax denominator, which is all the
+    backward keeps of the probabilities.
+
+    Dropout (ratio > 0) drops probabilities with the dropout op's
+    counter-based RNG, element (b, h, i, j) keyed by (seed, stream, step,
+    its row-major index in [B, Hq, Sq, Sk]), so the backward regenerates it.
+  }];
+  let arguments = (ins Remat_FloatTensor:$query, Remat_FloatTensor:$key,
+                   Remat_FloatTensor:$value, Optional<Remat_FloatTensor>:$mask,
+                   F64Attr:$scale, DefaultValuedAttr<BoolAttr, "false">:$causal,
+                   DefaultValuedAttr<F64Attr, "0.0">:$dropout_ratio,
+                   DefaultValuedAttr<I64Attr, "0">:$seed,
+                   DefaultValuedAttr<I64Attr, "0">:$stream);
+  let results = (outs Remat_FloatTensor:$output, Remat_FloatTensor:$logsumexp);
+  let hasVerifier = 1;
+}
+
 def Remat_BatchNormInferenceOp : Remat_Op<"batch_norm_inference",
     [Remat_Differentiable, Pure, InferTypeOpAdaptor], Remat_CustomFlops> {
   let summary = "batch normalisation with running statistics (eval mode)";
