@@ -85,7 +85,9 @@ std::string withoutFitVerdict(const std::string &note) {
 std::string explainInfeasible(const PlanReport &report,
                               const PlannerOptions &options) {
   std::string why;
-  if (report.persistentBytes + report.workspaceBytes >= report.budgetBytes) {
+  const bool persistentAlone =
+      report.persistentBytes + report.workspaceBytes >= report.budgetBytes;
+  if (persistentAlone) {
     double perParam = report.parameterCount
                           ? double(report.persistentBytes) / report.parameterCount
                           : 0;
@@ -105,8 +107,20 @@ std::string explainInfeasible(const PlanReport &report,
           formatBytes(report.persistentBytes) + " + activations that cannot "
           "be recomputed)";
   }
-  return why + "; what would help: bf16 weights, SGD instead of Adam (8 bytes "
-               "less per parameter), a smaller batch, or sharding across GPUs";
+  // Only levers that would change something for this step: a smaller batch
+  // shrinks activations, not persistent state; SGD only helps an Adam step.
+  std::vector<std::string> levers = {"bf16 weights"};
+  llvm::StringRef optimizer(options.optimizer);
+  if (optimizer.equals_insensitive("adam") ||
+      optimizer.equals_insensitive("adamw"))
+    levers.push_back("SGD instead of Adam (8 bytes less per parameter)");
+  if (!persistentAlone)
+    levers.push_back("a smaller batch");
+  levers.push_back("sharding across GPUs");
+  std::string help;
+  for (size_t i = 0; i < levers.size(); ++i)
+    help += (i == 0 ? "" : i + 1 == levers.size() ? ", or " : ", ") + levers[i];
+  return why + "; what would help: " + help;
 }
 
 } // namespace
