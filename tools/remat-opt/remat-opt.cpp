@@ -29,7 +29,14 @@
 
 using namespace mlir;
 
-static llvm::cl::OptionCategory importCategory("ONNX import options");
+// remat's options by theme. --help sorts categories by name, so the numbers
+// put remat's own first, in this order, before MLIR's driver options.
+static llvm::cl::OptionCategory planCategory("1. Planning under a memory budget");
+static llvm::cl::OptionCategory stepCategory(
+    "2. The training step (loss and optimizer)");
+static llvm::cl::OptionCategory outputCategory(
+    "3. Output and code generation");
+static llvm::cl::OptionCategory importCategory("4. ONNX import");
 
 static llvm::cl::list<std::string>
     shapeFlags("shape", llvm::cl::desc("Bind an input's shape: NAME=2x64"),
@@ -49,18 +56,17 @@ static llvm::cl::opt<std::string> emitFlag(
                    "default with --budget), json (the plan), cpp or cuda "
                    "(the training executable's source in directory -o) or "
                    "exe (the built executable at -o)"),
-    llvm::cl::init(""));
+    llvm::cl::init(""), llvm::cl::cat(outputCategory));
 
-static llvm::cl::OptionCategory planCategory("Planning under a memory budget");
 static llvm::cl::opt<std::string> backendFlag(
     "backend",
     llvm::cl::desc("--emit=exe: cpu or cuda (default: cuda when nvcc exists)"),
-    llvm::cl::cat(planCategory));
+    llvm::cl::cat(outputCategory));
 static llvm::cl::opt<std::string> runtimeDirFlag(
     "runtime-dir",
     llvm::cl::desc("--emit=exe: the RematRuntime CMake package directory "
                    "(default: <remat-opt's dir>/../lib/cmake/RematRuntime)"),
-    llvm::cl::cat(planCategory));
+    llvm::cl::cat(outputCategory));
 static llvm::cl::opt<std::string> budgetFlag(
     "budget",
     llvm::cl::desc("Plan the training step to fit this much device memory "
@@ -89,52 +95,76 @@ static llvm::cl::opt<std::string> workspaceFlag(
     llvm::cl::cat(planCategory));
 static llvm::cl::opt<std::string> lossFlag(
     "loss", llvm::cl::desc("auto (the scalar output), cross-entropy or mse"),
-    llvm::cl::init("auto"), llvm::cl::cat(planCategory));
+    llvm::cl::init("auto"), llvm::cl::cat(stepCategory));
 static llvm::cl::opt<std::string>
     labelsFlag("labels", llvm::cl::desc("Name of the labels input of --loss"),
-               llvm::cl::init("labels"), llvm::cl::cat(planCategory));
+               llvm::cl::init("labels"), llvm::cl::cat(stepCategory));
 static llvm::cl::opt<std::string>
     logitsFlag("logits", llvm::cl::desc("Output that --loss reads"),
-               llvm::cl::cat(planCategory));
+               llvm::cl::cat(stepCategory));
 static llvm::cl::opt<std::string>
     optimizerFlag("optimizer", llvm::cl::desc("sgd, adam or adamw"),
-                  llvm::cl::init("adam"), llvm::cl::cat(planCategory));
+                  llvm::cl::init("adam"), llvm::cl::cat(stepCategory));
 static llvm::cl::opt<double> lrFlag("lr", llvm::cl::desc("Learning rate"),
                                     llvm::cl::init(-1),
-                                    llvm::cl::cat(planCategory));
+                                    llvm::cl::cat(stepCategory));
 static llvm::cl::opt<double> momentumFlag("momentum",
                                           llvm::cl::desc("SGD momentum"),
                                           llvm::cl::init(0),
-                                          llvm::cl::cat(planCategory));
+                                          llvm::cl::cat(stepCategory));
 static llvm::cl::opt<double> dampeningFlag("dampening",
                                            llvm::cl::desc("SGD dampening"),
                                            llvm::cl::init(0),
-                                           llvm::cl::cat(planCategory));
+                                           llvm::cl::cat(stepCategory));
 static llvm::cl::opt<double> beta1Flag("beta1", llvm::cl::desc("Adam beta1"),
                                        llvm::cl::init(0.9),
-                                       llvm::cl::cat(planCategory));
+                                       llvm::cl::cat(stepCategory));
 static llvm::cl::opt<double> beta2Flag("beta2", llvm::cl::desc("Adam beta2"),
                                        llvm::cl::init(0.999),
-                                       llvm::cl::cat(planCategory));
+                                       llvm::cl::cat(stepCategory));
 static llvm::cl::opt<double> epsFlag("eps", llvm::cl::desc("Adam epsilon"),
                                      llvm::cl::init(1e-8),
-                                     llvm::cl::cat(planCategory));
+                                     llvm::cl::cat(stepCategory));
 static llvm::cl::opt<bool> nesterovFlag("nesterov",
                                         llvm::cl::desc("SGD Nesterov momentum"),
-                                        llvm::cl::cat(planCategory));
+                                        llvm::cl::cat(stepCategory));
 static llvm::cl::opt<double>
     weightDecayFlag("weight-decay", llvm::cl::desc("Weight decay"),
-                    llvm::cl::init(-1), llvm::cl::cat(planCategory));
+                    llvm::cl::init(-1), llvm::cl::cat(stepCategory));
+
+/// The LLVM libraries remat links register hundreds of options at static
+/// initialisation (AArch64 NEON syntax, AMDGPU tuning, Polly, ...) that mean
+/// nothing to a remat user. Hide every option registered so far that is not
+/// remat's own or one of --help/--version's; --help-hidden still lists them.
+/// MLIR's driver options are registered later (registerAndParseCLIOptions)
+/// and stay visible.
+static void hideLibraryOptions() {
+  llvm::SmallPtrSet<llvm::cl::OptionCategory *, 4> ours = {
+      &planCategory, &stepCategory, &outputCategory, &importCategory};
+  for (auto &entry : llvm::cl::getRegisteredOptions()) {
+    llvm::cl::Option *option = entry.second;
+    bool generic = entry.first() == "help" || entry.first() == "version";
+    if (!generic &&
+        llvm::none_of(option->Categories, [&](llvm::cl::OptionCategory *c) {
+          return ours.contains(c);
+        }))
+      option->setHiddenFlag(llvm::cl::Hidden);
+  }
+}
 
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
+  hideLibraryOptions();
   DialectRegistry registry;
   registry.insert<remat::RematDialect, func::FuncDialect>();
   registerTransformsPasses();
   remat::registerRematPasses();
 
   auto [inputFilename, outputFilename] = registerAndParseCLIOptions(
-      argc, argv, "remat: training-graph compiler driver\n", registry);
+      argc, argv,
+      "remat: training-graph compiler driver\n\nGroups 1-4 are remat's own "
+      "options; \"General options\" are MLIR's driver options, as in mlir-opt.\n",
+      registry);
   MlirOptMainConfig config = MlirOptMainConfig::createFromCLOptions();
   bool planning = !budgetFlag.empty();
   if (!planning && !emitFlag.empty() && emitFlag != "mlir") {
