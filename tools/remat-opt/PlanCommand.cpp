@@ -4,7 +4,9 @@
 
 #include "llvm/Support/raw_ostream.h"
 
+#include "remat/Planning/PlanTimeline.h"
 #include "remat/Planning/TrainStepPlanner.h"
+#include "remat/Target/PlanViews.h"
 #include "remat/Tools/PlanPipeline.h"
 
 using namespace mlir;
@@ -15,11 +17,13 @@ int runPlanCommand(ModuleOp module, const PlanCommandOptions &options,
                    llvm::raw_ostream &os) {
   const bool codegen = options.emit == "cpp" || options.emit == "cuda" ||
                        options.emit == "exe";
+  const bool view = options.emit == "plan" || options.emit == "trace" ||
+                    options.emit == "memory-snapshot";
   if (options.emit != "report" && options.emit != "json" &&
-      options.emit != "mlir" && !codegen) {
+      options.emit != "mlir" && !codegen && !view) {
     llvm::errs() << "remat-opt: error: --emit=" << options.emit
                  << " is not supported with --budget; valid: report, json, "
-                    "mlir, cpp, cuda, exe\n";
+                    "mlir, plan, trace, memory-snapshot, cpp, cuda, exe\n";
     return 1;
   }
   if (failed(buildTrainStep(module, options.autodiff,
@@ -39,6 +43,27 @@ int runPlanCommand(ModuleOp module, const PlanCommandOptions &options,
       return status;
     return runEmitCommand(module, report, options.autodiff.optimizer,
                           options.codegen);
+  }
+  if (view) {
+    // The views show the plan that remat-plan chose (for an infeasible
+    // budget, its lowest-memory plan), with the cost model it used.
+    const TargetSpec *target = lookupTarget(options.plan.target);
+    CostModel costModel(*target);
+    std::string error;
+    if (!options.plan.costTable.empty() &&
+        !costModel.loadCostTable(options.plan.costTable, error)) {
+      llvm::errs() << "remat-opt: error: " << error << "\n";
+      return 1;
+    }
+    auto step = module.lookupSymbol<func::FuncOp>("train_step");
+    PlanTimeline timeline = buildPlanTimeline(step, report, costModel);
+    if (options.emit == "plan")
+      writePlanListing(timeline, report, os);
+    else if (options.emit == "trace")
+      writeChromeTrace(timeline, report, os);
+    else
+      writeMemorySnapshot(timeline, report, os);
+    return status;
   }
   if (options.emit == "json")
     printPlanReportJson(report, os);

@@ -53,7 +53,10 @@ static llvm::cl::opt<std::string> emitFlag(
     "emit",
     llvm::cl::desc("What to produce: mlir (the IR after the requested passes; "
                    "the default without --budget), report (the plan, the "
-                   "default with --budget), json (the plan), cpp or cuda "
+                   "default with --budget), json (the plan), plan (one "
+                   "decision per line, for diffing), trace (Chrome trace-event "
+                   "JSON for Perfetto), memory-snapshot (a PyTorch memory "
+                   "snapshot pickle for pytorch.org/memory_viz), cpp or cuda "
                    "(the training executable's source in directory -o) or "
                    "exe (the built executable at -o)"),
     llvm::cl::init(""), llvm::cl::cat(outputCategory));
