@@ -501,10 +501,13 @@ OwningOpRef<ModuleOp> GraphImporter::run() {
   if (erase.any())
     (void)func.eraseArguments(erase);
 
-  std::error_code ec;
-  auto abs = std::filesystem::absolute(std::filesystem::path(ic.file), ec);
+  // The path as the user gave it: printed IR stays free of this machine's
+  // directories (and diffs between machines); remat-run and code generation
+  // resolve a relative path when they read the weights.
   func->setAttr(RematDialect::kModelPathAttr,
-                b.getStringAttr(ec ? ic.file : abs.lexically_normal().string()));
+                b.getStringAttr(std::filesystem::path(ic.file)
+                                    .lexically_normal()
+                                    .string()));
 
   std::string diagnostics;
   {

@@ -20,6 +20,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -140,9 +141,14 @@ int runEmitCommand(ModuleOp module, const PlanReport &report,
     return fail("no @train_step to emit");
   TrainStepEmitOptions emit;
   emit.backend = backend;
+  // The executable may run from any directory: a relative model path (as
+  // the importer records it) is resolved against this one.
   for (auto func : module.getOps<func::FuncOp>())
-    if (auto path = func->getAttrOfType<StringAttr>(RematDialect::kModelPathAttr))
-      emit.modelPath = path.str();
+    if (auto path = func->getAttrOfType<StringAttr>(RematDialect::kModelPathAttr)) {
+      std::error_code ec;
+      auto absolute = std::filesystem::absolute(path.str(), ec);
+      emit.modelPath = ec ? path.str() : absolute.lexically_normal().string();
+    }
   emit.optimizer = optimizer;
   emit.strategy = report.strategy;
   emit.budgetBytes = report.budgetBytes;
