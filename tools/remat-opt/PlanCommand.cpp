@@ -1,6 +1,7 @@
 //===- PlanCommand.cpp - remat-opt --budget -------------------------------===//
 
 #include "PlanCommand.h"
+#include "PlannedIrPrinter.h"
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -35,6 +36,13 @@ int runPlanCommand(ModuleOp module, const PlanCommandOptions &options,
   if (status == 1)
     return 1;
 
+  // Output that is not the report (the IR, a view) still leaves the user
+  // the report's verdict when nothing fits: tools that discard the output of
+  // a failed run (Compiler Explorer) show stderr.
+  if (status == 2 && options.emit != "report" && options.emit != "json" &&
+      !codegen)
+    printPlanReport(report, llvm::errs());
+
   if (codegen) {
     // The plan first (what the executable will run), then the code; a plan
     // that does not fit is reported and nothing is generated.
@@ -68,7 +76,7 @@ int runPlanCommand(ModuleOp module, const PlanCommandOptions &options,
   if (options.emit == "json")
     printPlanReportJson(report, os);
   else if (options.emit == "mlir")
-    module.print(os);
+    printPlannedModule(module, report, os);
   else
     printPlanReport(report, os);
   return status;

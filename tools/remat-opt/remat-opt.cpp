@@ -135,6 +135,42 @@ static llvm::cl::opt<double>
     weightDecayFlag("weight-decay", llvm::cl::desc("Weight decay"),
                     llvm::cl::init(-1), llvm::cl::cat(stepCategory));
 
+/// "file:line:col" of the first file location inside `loc` (through node
+/// names, fused and call-site locations), or MLIR's own form.
+static std::string locationText(Location loc) {
+  if (auto file = dyn_cast<FileLineColLoc>(loc))
+    return (file.getFilename().getValue() + ":" + llvm::Twine(file.getLine()) +
+            ":" + llvm::Twine(file.getColumn()))
+        .str();
+  if (auto name = dyn_cast<NameLoc>(loc))
+    return locationText(name.getChildLoc());
+  if (auto fused = dyn_cast<FusedLoc>(loc))
+    if (!fused.getLocations().empty())
+      return locationText(fused.getLocations().front());
+  if (auto call = dyn_cast<CallSiteLoc>(loc))
+    return locationText(call.getCallee());
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << loc;
+  return text;
+}
+
+static LogicalResult printOneLineDiagnostic(Diagnostic &diagnostic) {
+  const char *severity = "error";
+  if (diagnostic.getSeverity() == DiagnosticSeverity::Warning)
+    severity = "warning";
+  else if (diagnostic.getSeverity() == DiagnosticSeverity::Note)
+    severity = "note";
+  else if (diagnostic.getSeverity() == DiagnosticSeverity::Remark)
+    severity = "remark";
+  llvm::errs() << locationText(diagnostic.getLocation()) << ": " << severity
+               << ": " << diagnostic << "\n";
+  for (Diagnostic &note : diagnostic.getNotes())
+    llvm::errs() << locationText(note.getLocation()) << ": note: " << note
+                 << "\n";
+  return success();
+}
+
 /// The LLVM libraries remat links register hundreds of options at static
 /// initialisation (AArch64 NEON syntax, AMDGPU tuning, Polly, ...) that mean
 /// nothing to a remat user. Hide every option registered so far that is not
@@ -170,6 +206,11 @@ int main(int argc, char **argv) {
       registry);
   MlirOptMainConfig config = MlirOptMainConfig::createFromCLOptions();
   bool planning = !budgetFlag.empty();
+  // `-o FILE.mlir` asks for IR: the planned step rather than the report
+  // (Compiler Explorer runs `remat-opt -o example.out.mlir ...`).
+  if (planning && emitFlag.empty() &&
+      llvm::StringRef(outputFilename).ends_with(".mlir"))
+    emitFlag = "mlir";
   if (!planning && !emitFlag.empty() && emitFlag != "mlir") {
     llvm::errs() << "remat-opt: error: --emit=" << emitFlag
                  << " needs --budget; without it the only output is mlir\n";
@@ -226,6 +267,10 @@ int main(int argc, char **argv) {
     OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
     if (!module)
       return 1;
+    // Parse errors above show the source line; planning diagnostics are one
+    // line each, because echoing the source line would print a whole function
+    // signature (thousands of characters) as context.
+    ScopedDiagnosticHandler oneLine(&context, printOneLineDiagnostic);
     // The command line fills the passes' own option structs (Passes.td).
     remat::PlanCommandOptions command;
     remat::PlanTrainStepOptions &plan = command.plan;
