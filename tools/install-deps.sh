@@ -17,6 +17,8 @@ PACKAGES=(
   cmake ninja-build g++ clang ccache libgtest-dev python3
   # a virtual environment for the PyPI test material (install-test-data.sh)
   python3-venv
+  # headless browser that renders the plan explorer page in the tests
+  chromium
 )
 
 missing=()

@@ -1,6 +1,7 @@
 //===- PlanCommand.cpp - remat-opt --budget -------------------------------===//
 
 #include "PlanCommand.h"
+#include "ExplorerCommand.h"
 #include "PlannedIrPrinter.h"
 
 #include "llvm/Support/raw_ostream.h"
@@ -20,16 +21,29 @@ int runPlanCommand(ModuleOp module, const PlanCommandOptions &options,
                        options.emit == "exe";
   const bool view = options.emit == "plan" || options.emit == "trace" ||
                     options.emit == "memory-snapshot";
+  const bool html = options.emit == "html";
   if (options.emit != "report" && options.emit != "json" &&
-      options.emit != "mlir" && !codegen && !view) {
+      options.emit != "mlir" && !codegen && !view && !html) {
     llvm::errs() << "remat-opt: error: --emit=" << options.emit
                  << " is not supported with --budget; valid: report, json, "
-                    "mlir, plan, trace, memory-snapshot, cpp, cuda, exe\n";
+                    "mlir, plan, trace, memory-snapshot, html, cpp, cuda, exe\n";
     return 1;
   }
   if (failed(buildTrainStep(module, options.autodiff,
                             /*commandLineOptions=*/true)))
     return 1;
+  if (html) {
+    ExplorerCommandOptions explorer;
+    explorer.plan = options.plan;
+    explorer.compare = options.compare;
+    explorer.sweepPoints = options.sweepPoints;
+    explorer.model = options.model;
+    return runExplorerCommand(module, explorer, os);
+  }
+  if (!options.compare.empty()) {
+    llvm::errs() << "remat-opt: error: --compare needs --emit=html\n";
+    return 1;
+  }
   PlanReport report;
   int status = planTrainStepPipeline(module, options.plan, report,
                                      /*commandLineOptions=*/true);

@@ -25,6 +25,10 @@ struct PlanCommandOptions {
   std::string emit = "report"; // report, json, mlir, cpp, cuda or exe
   /// --emit=cpp|cuda|exe: where and how to write the training executable.
   EmitCommandOptions codegen;
+  /// --emit=html: plans to compare (--compare), the sweep and the title.
+  std::string compare;
+  int sweepPoints = 6;
+  std::string model;
 };
 
 /// Builds the training step of `module` if it has none, plans it under the

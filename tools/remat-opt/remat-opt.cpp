@@ -25,6 +25,7 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/ToolOutputFile.h"
 
 using namespace mlir;
@@ -56,11 +57,23 @@ static llvm::cl::opt<std::string> emitFlag(
                    "default with --budget), json (the plan), plan (one "
                    "decision per line, for diffing), trace (Chrome trace-event "
                    "JSON for Perfetto), memory-snapshot (a PyTorch memory "
-                   "snapshot pickle for pytorch.org/memory_viz), cpp or cuda "
+                   "snapshot pickle for pytorch.org/memory_viz), html (the plan "
+                   "explorer page, -o FILE.html), cpp or cuda "
                    "(the training executable's source in directory -o) or "
                    "exe (the built executable at -o)"),
     llvm::cl::init(""), llvm::cl::cat(outputCategory));
 
+static llvm::cl::opt<std::string> compareFlag(
+    "compare",
+    llvm::cl::desc("--emit=html: plans side by side: strategies and/or "
+                   "budget=SIZE items, e.g. auto,sqrt or "
+                   "budget=6GB,budget=8GB"),
+    llvm::cl::value_desc("A,B[,C]"), llvm::cl::cat(outputCategory));
+static llvm::cl::opt<int> sweepPointsFlag(
+    "sweep-points",
+    llvm::cl::desc("--emit=html --compare: budgets per strategy in the "
+                   "step-time/budget sweep (0: none)"),
+    llvm::cl::init(6), llvm::cl::cat(outputCategory));
 static llvm::cl::opt<std::string> backendFlag(
     "backend",
     llvm::cl::desc("--emit=exe: cpu or cuda (default: cuda when nvcc exists)"),
@@ -206,6 +219,11 @@ int main(int argc, char **argv) {
       registry);
   MlirOptMainConfig config = MlirOptMainConfig::createFromCLOptions();
   bool planning = !budgetFlag.empty();
+  if (planning && emitFlag == "html" && outputFilename == "-") {
+    llvm::errs() << "remat-opt: error: --emit=html writes a page: name it "
+                    "with -o FILE.html\n";
+    return 1;
+  }
   // `-o FILE.mlir` asks for IR: the planned step rather than the report
   // (Compiler Explorer runs `remat-opt -o example.out.mlir ...`).
   if (planning && emitFlag.empty() &&
@@ -296,6 +314,9 @@ int main(int argc, char **argv) {
     autodiff.weightDecay = weightDecayFlag;
     command.emit =
         emitFlag.empty() ? std::string("report") : emitFlag.getValue();
+    command.compare = compareFlag;
+    command.sweepPoints = sweepPointsFlag;
+    command.model = llvm::sys::path::filename(inputFilename).str();
     if (codegen) {
       command.codegen.emit = emitFlag;
       command.codegen.output = outputFilename;
