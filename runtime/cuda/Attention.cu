@@ -26,6 +26,7 @@ __global__ void __launch_bounds__(kAttentionThreads)
     attentionForwardKernel(AttentionArgs<T> a, T *out, Acc<T> *logsumexp) {
   using A = Acc<T>;
   constexpr int kSlice = kMaxD / kLanes;
+  static_assert(kMaxD % (4 * kLanes) == 0, "sliceElement's chunks");
   extern __shared__ __align__(16) unsigned char sharedBytes[];
   A *keyTile = reinterpret_cast<A *>(sharedBytes);
   A *valueTile = keyTile + kStageRows * kMaxD;
@@ -90,7 +91,7 @@ __global__ void __launch_bounds__(kAttentionThreads)
       const A pv = a.dropout ? ((keep >> t) & 1u ? p * a.keepScale : A(0)) : p;
 #pragma unroll
       for (int c = 0; c < kSlice; ++c)
-        o[c] = fma_(pv, valueTile[t * kMaxD + lane + kLanes * c], o[c]);
+        o[c] = fma_(pv, valueTile[t * kMaxD + sliceElement(lane, c)], o[c]);
     }
     m = mNew;
   }

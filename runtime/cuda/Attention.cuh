@@ -3,9 +3,9 @@
 //
 // The forward (Attention.cu) and backward (AttentionGrad.cu) kernels share
 // one thread layout: a *quad* of four consecutive threads owns one row (a
-// query, or in the key/value-gradient kernel a key), each thread holding
-// every fourth element of the row's head dimension (d = lane, lane + 4, ...)
-// in registers. A dot product is four partial sums combined with two
+// query, or in the key/value-gradient kernel a key), each thread holding a
+// quarter of the row's head dimension in registers, in interleaved chunks of
+// four (sliceElement). A dot product is four partial sums combined with two
 // shuffles, so the quad's threads hold bitwise the same score and take the
 // same softmax decisions without exchanging anything else. The other
 // operand's rows are staged in shared memory, converted once to the
@@ -47,6 +47,14 @@ constexpr int kAttentionThreads = kBlockRows * kLanes;
 constexpr int kStageRows = 32;
 /// The largest head size (of query/key and of value) the kernels take.
 constexpr int kMaxHeadDim = 128;
+
+/// The head-dimension index of a thread's c-th register element: lane l
+/// owns d = 16 * (c / 4) + 4 * l + c % 4, so each thread reads 16 contiguous
+/// bytes of a staged row (vector loads) and a quad 64 contiguous bytes (no
+/// shared-memory bank conflicts). Head-size bounds are multiples of 16.
+__host__ __device__ constexpr int sliceElement(int lane, int c) {
+  return (c / 4) * (4 * kLanes) + 4 * lane + c % 4;
+}
 
 //===----------------------------------------------------------------------===//
 // Element types: F32, F64, and F16/BF16 storage with float accumulation.
@@ -213,14 +221,14 @@ template <typename A> __device__ inline A quadSum(A v) {
 }
 
 /// This thread's share of the dot product of a register slice with a staged
-/// row (both laid out d = lane + kLanes * c).
+/// row.
 template <int kSlice, typename A>
 __device__ inline A sliceDot(const A (&slice)[kSlice], const A *row,
                              int lane) {
   A sum = 0;
 #pragma unroll
   for (int c = 0; c < kSlice; ++c)
-    sum = fma_(slice[c], row[lane + kLanes * c], sum);
+    sum = fma_(slice[c], row[sliceElement(lane, c)], sum);
   return sum;
 }
 
@@ -231,7 +239,7 @@ __device__ inline void loadSlice(Acc<T> (&slice)[kSlice], const T *row,
                                  int64_t dim, bool valid, int lane) {
 #pragma unroll
   for (int c = 0; c < kSlice; ++c) {
-    const int d = lane + kLanes * c;
+    const int d = sliceElement(lane, c);
     slice[c] = valid && d < dim ? toAcc(row[d]) : Acc<T>(0);
   }
 }
@@ -242,7 +250,7 @@ __device__ inline void storeSlice(T *row, const Acc<T> (&slice)[kSlice],
                                   Acc<T> factor, int64_t dim, int lane) {
 #pragma unroll
   for (int c = 0; c < kSlice; ++c) {
-    const int d = lane + kLanes * c;
+    const int d = sliceElement(lane, c);
     if (d < dim)
       row[d] = fromAcc<T>(slice[c] * factor);
   }

@@ -51,6 +51,7 @@ __global__ void __launch_bounds__(kAttentionThreads)
                                 T *dk, T *dv) {
   using A = Acc<T>;
   constexpr int kSlice = kMaxD / kLanes;
+  static_assert(kMaxD % (4 * kLanes) == 0, "sliceElement's chunks");
   extern __shared__ __align__(16) unsigned char sharedBytes[];
   A *queryTile = reinterpret_cast<A *>(sharedBytes);
   A *doutTile = queryTile + kStageRows * kMaxD;
@@ -123,8 +124,8 @@ __global__ void __launch_bounds__(kAttentionThreads)
         const A ds = p * (dp - rowDotTile[t]);
 #pragma unroll
         for (int c = 0; c < kSlice; ++c) {
-          dvAcc[c] = fma_(pv, doutRow[lane + kLanes * c], dvAcc[c]);
-          dkAcc[c] = fma_(ds, qRow[lane + kLanes * c], dkAcc[c]);
+          dvAcc[c] = fma_(pv, doutRow[sliceElement(lane, c)], dvAcc[c]);
+          dkAcc[c] = fma_(ds, qRow[sliceElement(lane, c)], dkAcc[c]);
         }
       }
     }
@@ -145,6 +146,7 @@ __global__ void __launch_bounds__(kAttentionThreads)
                              T *dq) {
   using A = Acc<T>;
   constexpr int kSlice = kMaxD / kLanes;
+  static_assert(kMaxD % (4 * kLanes) == 0, "sliceElement's chunks");
   extern __shared__ __align__(16) unsigned char sharedBytes[];
   A *keyTile = reinterpret_cast<A *>(sharedBytes);
   A *valueTile = keyTile + kStageRows * kMaxD;
@@ -197,7 +199,7 @@ __global__ void __launch_bounds__(kAttentionThreads)
       const A ds = p * (dp - rowD);
 #pragma unroll
       for (int c = 0; c < kSlice; ++c)
-        dqAcc[c] = fma_(ds, kRow[lane + kLanes * c], dqAcc[c]);
+        dqAcc[c] = fma_(ds, kRow[sliceElement(lane, c)], dqAcc[c]);
     }
   }
 
