@@ -10,7 +10,9 @@
 # 3. runs each program against remat-run's reference losses and parameters
 #    (the tolerances of cuda_compare.py), and measures its step time and
 #    peak memory against its plan and budget;
-# 4. runs the same models in PyTorch eager (fp32, checkpoint per block,
+# 4. times the fused attention kernels against torch's
+#    scaled_dot_product_attention (RESULTS_DIR/attention-bench.json);
+# 5. runs the same models in PyTorch eager (fp32, checkpoint per block,
 #    bf16 autocast) for step time and torch.cuda.max_memory_allocated;
 # then writes RESULTS_DIR/results.json and results.md. Exits non-zero if
 # the build, a kernel test or an equivalence check fails (the failing
@@ -66,6 +68,13 @@ if [ $ok = 1 ] || [ $DRY = 1 ]; then
   step programs "$RESULTS/programs.log" python3 "$HERE/run_programs.py" \
       --bundle "$HERE" --bin "$BUILD/programs" --out "$RESULTS" \
       $( [ $DRY = 1 ] && echo --dry-run ) || ok=0
+fi
+# Fused attention kernels vs torch sdpa: measured only (the kernel tests
+# check them), so a failure here is reported but does not fail the run.
+if [ $ok = 1 ] || [ $DRY = 1 ]; then
+  step attention-bench "$RESULTS/attention-bench.log" python3 "$HERE/attention_bench.py" \
+      --remat "$BUILD/attention-bench" --out "$RESULTS/attention-bench.json" \
+      $( [ $DRY = 1 ] && echo --dry-run ) || true
 fi
 # PyTorch eager: for comparison only; a missing torch or GPU is a named skip.
 step torch-eager "$RESULTS/torch.log" python3 "$HERE/torch_baseline.py" \

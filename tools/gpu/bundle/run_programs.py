@@ -3,8 +3,9 @@
 remat-run's reference under the same plan (cuda_compare.py's tolerances),
 then a timed run for the step time (median after warm-up) and the measured
 peak against the plan and the budget. Writes OUT/programs.json; with
---report-only, merges it with the kernel tests' and PyTorch's results into
-OUT/results.json and OUT/results.md. Standard library only."""
+--report-only, merges it with the kernel tests', PyTorch's and the attention
+benchmark's results into OUT/results.json and OUT/results.md. Standard
+library only."""
 import argparse
 import json
 import os
@@ -152,13 +153,15 @@ def report(args):
     kernel = load(os.path.join(out, "kernel-tests.json"), {})
     programs = load(os.path.join(out, "programs.json"), [])
     torch = load(os.path.join(out, "torch.json"), {"skipped": "no torch.json"})
+    attention = load(os.path.join(out, "attention-bench.json"), [])
     gpu = open(os.path.join(out, "gpu.txt")).read().strip() \
         if os.path.isfile(os.path.join(out, "gpu.txt")) else "unknown"
     revision = open(os.path.join(args.bundle, "REVISION")).read().strip()
     results = {"revision": revision, "gpu": gpu, "stages": status,
                "kernel_tests": {k: kernel.get(k) for k in
                                 ("tests", "failures", "disabled", "errors")},
-               "programs": programs, "torch_eager": torch}
+               "programs": programs, "torch_eager": torch,
+               "attention": attention}
     with open(os.path.join(out, "results.json"), "w") as f:
         json.dump(results, f, indent=1)
 
@@ -190,6 +193,14 @@ def report(args):
                 row["model"], row["variant"],
                 ms(row.get("step_seconds_median")) if "skipped" not in row else "skipped: " + row["skipped"],
                 mb(row.get("max_memory_allocated"))))
+    lines += ["", "## Fused attention vs torch sdpa (bf16, same GPU)", ""]
+    if not attention:
+        lines.append("no attention-bench.json")
+    else:
+        lines += ["| impl | causal | pass | ms | TFLOP/s |", "|---|---|---|---:|---:|"]
+        for row in attention:
+            lines.append("| %s | %s | %s | %.3f | %.2f |" % (
+                row["impl"], row["causal"], row["pass"], row["ms"], row["tflops"]))
     with open(os.path.join(out, "results.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
     print("\n".join(lines))
