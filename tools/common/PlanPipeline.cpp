@@ -25,11 +25,17 @@ static LogicalResult runPipeline(PassManager &pm, ModuleOp module,
 }
 
 LogicalResult buildTrainStep(ModuleOp module, const AutodiffOptions &autodiff,
+                             const FusionOptions &fusion,
                              bool commandLineOptions) {
   if (module.lookupSymbol("train_step"))
     return success();
   PassManager pm(module.getContext());
   pm.addNestedPass<func::FuncOp>(createFuseGelu());
+  if (fusion.attention) {
+    FuseAttentionOptions attention;
+    attention.explain = fusion.explainAttention;
+    pm.addNestedPass<func::FuncOp>(createFuseAttention(attention));
+  }
   pm.addPass(createAutodiff(autodiff));
   return runPipeline(pm, module, commandLineOptions);
 }

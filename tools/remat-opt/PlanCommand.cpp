@@ -22,7 +22,7 @@ int runPlanCommand(ModuleOp module, const PlanCommandOptions &options,
                     "mlir, cpp, cuda, exe\n";
     return 1;
   }
-  if (failed(buildTrainStep(module, options.autodiff,
+  if (failed(buildTrainStep(module, options.autodiff, options.fusion,
                             /*commandLineOptions=*/true)))
     return 1;
   PlanReport report;

@@ -63,6 +63,13 @@ void printPlanReport(const PlanReport &r, llvm::raw_ostream &os) {
   row("parameters", std::to_string(r.parameterCount) + " (" +
                         formatBytes(r.parameterBytes) + ")");
   row("ops in the step", std::to_string(r.numOps));
+  row("fused attention",
+      std::to_string(r.fusedAttention) + " block" +
+          (r.fusedAttention == 1 ? "" : "s") +
+          (r.fusedAttention > 0
+               ? ", " + formatBytes(r.fusedAttentionBytes) +
+                     " of seq x seq tensors no longer kept for backward"
+               : std::string()));
   row("baseline peak", formatBytes(r.baselinePeakBytes) +
                            " (no recomputation, same schedule)");
   if (r.plainOrderPeakBytes > 0)
@@ -161,6 +168,8 @@ void printPlanReportJson(const PlanReport &r, llvm::raw_ostream &os) {
       {"baseline_step_seconds", r.baselineStepSeconds},
       {"planner_seconds", r.plannerSeconds},
       {"recomputed_ops", r.recomputedOps},
+      {"fused_attention", r.fusedAttention},
+      {"fused_attention_bytes", r.fusedAttentionBytes},
       {"recomputed_ops_by_type", std::move(recomputed)},
       {"milp_proved_optimal", r.milpProvedOptimal},
       {"milp_gap", r.milpGap},
