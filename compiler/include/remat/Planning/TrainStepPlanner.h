@@ -83,6 +83,9 @@ struct PlanReport {
   /// output and mask) the unfused step would have kept for backward.
   int64_t fusedAttention = 0;
   int64_t fusedAttentionBytes = 0;
+  /// The baseline peak the step would have without remat-fuse-attention
+  /// (drivers that built both; 0: not measured).
+  int64_t unfusedAttentionBaselineBytes = 0;
   bool milpProvedOptimal = false;
   double milpGap = 0;
   double plannerSeconds = 0;
