@@ -6,6 +6,7 @@
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "llvm/ADT/APFloat.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <cmath>
@@ -90,8 +91,31 @@ static std::optional<ConstantTensor> fromAttr(ConstantOp op) {
   return out;
 }
 
-std::optional<ConstantTensor> evaluateConstant(Value value,
-                                               int64_t maxElements) {
+/// True if `op` is one of the ops `evaluate` knows.
+static bool isEvaluable(Operation *op) {
+  return llvm::isa<ConstantOp, AddOp, SubOp, MulOp, DivOp, NegOp, SqrtOp,
+                   ReciprocalOp, EqualOp, LessOp, GreaterOp, AndOp, OrOp,
+                   NotOp, WhereOp, CastOp, ExpandOp, ReshapeOp>(op);
+}
+
+/// True if `value` is computed from constants by evaluable ops alone: one
+/// walk over the slice, so that a mask computed from run-time values is
+/// rejected without evaluating (or recursing through) any of it.
+static bool isConstantSlice(Value value) {
+  SmallVector<Value> work = {value};
+  llvm::SmallPtrSet<Operation *, 16> seen;
+  while (!work.empty()) {
+    Operation *op = work.pop_back_val().getDefiningOp();
+    if (!op || !isEvaluable(op))
+      return false;
+    if (seen.insert(op).second)
+      work.append(op->operand_begin(), op->operand_end());
+  }
+  return true;
+}
+
+static std::optional<ConstantTensor> evaluate(Value value,
+                                              int64_t maxElements) {
   auto type = llvm::dyn_cast<RankedTensorType>(value.getType());
   Operation *op = value.getDefiningOp();
   if (!type || !type.hasStaticShape() || !op ||
@@ -102,7 +126,7 @@ std::optional<ConstantTensor> evaluateConstant(Value value,
 
   SmallVector<ConstantTensor> operands;
   for (Value operand : op->getOperands()) {
-    auto evaluated = evaluateConstant(operand, maxElements);
+    auto evaluated = evaluate(operand, maxElements);
     if (!evaluated)
       return std::nullopt;
     operands.push_back(std::move(*evaluated));
@@ -135,6 +159,13 @@ std::optional<ConstantTensor> evaluateConstant(Value value,
         return std::optional<ConstantTensor>(std::move(out));
       })
       .Default([](Operation *) { return std::nullopt; });
+}
+
+std::optional<ConstantTensor> evaluateConstant(Value value,
+                                               int64_t maxElements) {
+  if (!isConstantSlice(value))
+    return std::nullopt;
+  return evaluate(value, maxElements);
 }
 
 } // namespace remat

@@ -495,8 +495,9 @@ struct FuseAttentionPass
       why = "the matmuls broadcast over batch or heads";
       return failure();
     }
+    // (A boolean condition carries no gradient; its float parts might.)
     for (const MaskTerm &mask : m.masks)
-      for (Value v : {mask.additive, mask.condition, mask.fill})
+      for (Value v : {mask.additive, mask.fill})
         if (v)
           if (auto param = trainedDependency(v, func)) {
             why = "the mask depends on parameter '" + *param +
