@@ -575,6 +575,7 @@ struct FuseAttentionPass
           (heads != rankedType(attention.getQuery()).getDimSize(1)
                ? ", " + std::to_string(heads) + " kv heads"
                : "") +
+          (m.runtimeScales.empty() ? "" : ", run-time scale on Q") +
           (m.dropout ? ", dropout" : "") + ")";
     return success();
   }

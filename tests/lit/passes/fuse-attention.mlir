@@ -69,7 +69,7 @@ func.func @gpt2_torchscript_mask(%q: tensor<2x2x4x8xf32>, %k: tensor<2x4x2x8xf32
 // CHECK-LABEL: func.func @dynamo_runtime_scale_and_mask
 // CHECK: %[[Q:.*]] = remat.mul %arg0, %arg4 : (tensor<2x2x4x8xf32>, tensor<f32>) -> tensor<2x2x4x8xf32>
 // CHECK: remat.attention %[[Q]], %{{.*}}, %arg2, %arg3 {scale = 1.000000e+00 : f64}
-// EXPLAIN: remat-fuse-attention: dynamo.attn: fused (scale 1.000000, additive mask)
+// EXPLAIN: remat-fuse-attention: dynamo.attn: fused (scale 1.000000, additive mask, run-time scale on Q)
 func.func @dynamo_runtime_scale_and_mask(%q: tensor<2x2x4x8xf32>, %k: tensor<2x4x2x8xf32>, %v: tensor<2x2x4x8xf32>,
     %mask: tensor<2x1x4x4xf32> {remat.name = "where", remat.role = "buffer"},
     %scale: tensor<f32> {remat.name = "val_142", remat.role = "buffer"}) -> tensor<2x2x4x8xf32> {
