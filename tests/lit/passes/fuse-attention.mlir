@@ -155,6 +155,26 @@ func.func @sdpa_split_scale(%q: tensor<1x2x4x16xf32>, %k: tensor<1x2x4x16xf32>, 
 
 // -----
 
+// transformers' eager GPT-2 attention: Where(causal keep-mask, scores,
+// finfo.min), the scores on the true side, after Div by sqrt(D).
+// CHECK-LABEL: func.func @gpt2_eager_keep_mask
+// CHECK: remat.attention %arg0, %arg1, %arg2 {causal = true, scale = 1.250000e-01 : f64}
+// EXPLAIN: remat-fuse-attention: eager.softmax: fused (scale 0.125000, causal)
+func.func @gpt2_eager_keep_mask(%q: tensor<1x1x3x64xf32>, %k: tensor<1x1x3x64xf32>, %v: tensor<1x1x3x64xf32>) -> tensor<1x1x3x64xf32> {
+  %kt = remat.transpose %k {permutation = array<i64: 0, 1, 3, 2>} : (tensor<1x1x3x64xf32>) -> tensor<1x1x64x3xf32>
+  %s = remat.matmul %q, %kt : (tensor<1x1x3x64xf32>, tensor<1x1x64x3xf32>) -> tensor<1x1x3x3xf32>
+  %d = remat.constant dense<8.000000e+00> : tensor<f32>
+  %scaled = remat.div %s, %d : (tensor<1x1x3x3xf32>, tensor<f32>) -> tensor<1x1x3x3xf32>
+  %keep = remat.constant dense<[[true, false, false], [true, true, false], [true, true, true]]> : tensor<3x3xi1>
+  %min = remat.constant dense<-3.40282347E+38> : tensor<f32>
+  %masked = remat.where %keep, %scaled, %min : (tensor<3x3xi1>, tensor<1x1x3x3xf32>, tensor<f32>) -> tensor<1x1x3x3xf32>
+  %p = remat.softmax %masked {axis = 3 : i64} : (tensor<1x1x3x3xf32>) -> tensor<1x1x3x3xf32> loc("eager.softmax")
+  %o = remat.matmul %p, %v : (tensor<1x1x3x3xf32>, tensor<1x1x3x64xf32>) -> tensor<1x1x3x64xf32>
+  return %o : tensor<1x1x3x64xf32>
+}
+
+// -----
+
 // A constant mask that is not causal (here: a sliding window) stays a mask;
 // the boolean Where becomes where(cond, fill, 0) with the model's fill.
 // CHECK-LABEL: func.func @window_mask
@@ -199,4 +219,25 @@ func.func @unfused(%q: tensor<1x2x4x8xf32>, %kt: tensor<1x2x8x4xf32>, %v: tensor
   %o2 = remat.matmul %p2, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
   %c = remat.softmax %logits {axis = 1 : i64} : (tensor<4x10xf32>) -> tensor<4x10xf32> loc("classifier.softmax")
   return %o, %o2, %p2, %c : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x4xf32>, tensor<4x10xf32>
+}
+
+// -----
+
+// Also left alone: a scale applied after the mask (the fused op adds the
+// mask to the scaled scores), and scores that another op reads too.
+// CHECK-LABEL: func.func @unfused_order_and_users
+// CHECK-NOT: remat.attention
+// EXPLAIN: remat-fuse-attention: late_scale.softmax: not fused: the mask is applied before the scaling
+// EXPLAIN: remat-fuse-attention: shared.softmax: not fused: the scores ('remat.matmul' result) have other users
+func.func @unfused_order_and_users(%q: tensor<1x1x4x8xf32>, %kt: tensor<1x1x8x4xf32>, %v: tensor<1x1x4x8xf32>, %mask: tensor<4x4xf32>) -> (tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x4xf32>) {
+  %s = remat.matmul %q, %kt : (tensor<1x1x4x8xf32>, tensor<1x1x8x4xf32>) -> tensor<1x1x4x4xf32>
+  %m = remat.add %s, %mask : (tensor<1x1x4x4xf32>, tensor<4x4xf32>) -> tensor<1x1x4x4xf32>
+  %c = remat.constant dense<2.500000e-01> : tensor<f32>
+  %scaled = remat.mul %m, %c : (tensor<1x1x4x4xf32>, tensor<f32>) -> tensor<1x1x4x4xf32>
+  %p = remat.softmax %scaled {axis = 3 : i64} : (tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32> loc("late_scale.softmax")
+  %o = remat.matmul %p, %v : (tensor<1x1x4x4xf32>, tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32>
+  %s2 = remat.matmul %q, %kt : (tensor<1x1x4x8xf32>, tensor<1x1x8x4xf32>) -> tensor<1x1x4x4xf32>
+  %p2 = remat.softmax %s2 {axis = 3 : i64} : (tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32> loc("shared.softmax")
+  %o2 = remat.matmul %p2, %v : (tensor<1x1x4x4xf32>, tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32>
+  return %o, %o2, %s2 : tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x4xf32>
 }
