@@ -211,31 +211,36 @@ LogicalResult matchScores(Value x, AttentionMatch &m, bool seenScale,
   }
 }
 
+/// Where the key comes from: `input` permuted by `perm` ([..., Sk, D]);
+/// an empty `perm` leaves it as it is.
+struct KeySource {
+  Value input;
+  SmallVector<int64_t> perm;
+};
+
 /// The key as [..., Sk, D]: undoes the transpose the scores matmul reads
 /// (composing it with the exporter's own transpose where there is one) and
-/// peels constant scales from either side of that transpose.
-Value resolveKey(OpBuilder &b, AttentionMatch &m) {
+/// peels constant scales from either side of that transpose into m.scale.
+KeySource resolveKey(AttentionMatch &m) {
   if (m.scoresMatmul.getTransposeRhs())
-    return peelConstantScales(m.key, m.scale);
+    return {peelConstantScales(m.key, m.scale), {}};
   Value keyT = peelConstantScales(m.key, m.scale);
   const int64_t rank = rankedType(keyT).getRank();
-  SmallVector<int64_t> perm;
-  Value input = keyT;
+  KeySource source{keyT, {}};
   if (auto t = keyT.getDefiningOp<TransposeOp>()) {
-    perm.assign(t.getPermutation().begin(), t.getPermutation().end());
-    input = peelConstantScales(t.getInput(), m.scale);
+    source.perm.assign(t.getPermutation().begin(), t.getPermutation().end());
+    source.input = peelConstantScales(t.getInput(), m.scale);
   } else {
     for (int64_t d = 0; d < rank; ++d)
-      perm.push_back(d);
+      source.perm.push_back(d);
   }
-  std::swap(perm[rank - 1], perm[rank - 2]);
+  std::swap(source.perm[rank - 1], source.perm[rank - 2]);
   bool identity = true;
   for (int64_t d = 0; d < rank; ++d)
-    identity &= perm[d] == d;
+    identity &= source.perm[d] == d;
   if (identity)
-    return input;
-  return b.create<TransposeOp>(m.scoresMatmul.getLoc(), input,
-                               b.getDenseI64ArrayAttr(perm));
+    source.perm.clear();
+  return source;
 }
 
 /// Llama's repeat_kv: Reshape [B, Hkv, S, D] -> [B, Hkv, 1, S, D], Expand to
@@ -505,12 +510,21 @@ struct FuseAttentionPass
             return failure();
           }
 
+    KeySource keySource = resolveKey(m);
+    Value query = peelConstantScales(m.query, m.scale);
+    if (!std::isfinite(m.scale) || m.scale == 0.0) {
+      why = "the scale is " + std::to_string(m.scale);
+      return failure();
+    }
+
     // Rewrite: nothing below fails.
     OpBuilder b(m.outputMatmul);
     Location loc = softmax.getLoc();
     Type element = scoresType.getElementType();
-    Value key = resolveKey(b, m);
-    Value query = peelConstantScales(m.query, m.scale);
+    Value key = keySource.input;
+    if (!keySource.perm.empty())
+      key = b.create<TransposeOp>(m.scoresMatmul.getLoc(), key,
+                                  b.getDenseI64ArrayAttr(keySource.perm));
     Value value = m.value;
     const bool causal = !m.masks.empty() && isCausal(m.masks, scoresType);
     Value mask = m.masks.empty() || causal
