@@ -80,6 +80,11 @@ struct PlanTrainStepPass : remat::impl::PlanTrainStepBase<PlanTrainStepPass> {
     FailureOr<PlanReport> report = planTrainStep(step, costModel, options);
     if (failed(report))
       return signalPassFailure();
+    // remat-fuse-attention marked @forward, which @train_step was cloned from.
+    if (auto n = step->getAttrOfType<IntegerAttr>("remat.fused_attention"))
+      report->fusedAttention = n.getInt();
+    if (auto n = step->getAttrOfType<IntegerAttr>("remat.fused_attention_bytes"))
+      report->fusedAttentionBytes = n.getInt();
     Builder b(&getContext());
     step->setAttr("remat.plan",
                   b.getDictionaryAttr({

@@ -70,14 +70,6 @@ std::string domainHint(llvm::StringRef domain) {
   return "";
 }
 
-/// Why an op of the default domain is refused, where users will ask.
-std::string opHint(const onnx::NodeProto &node) {
-  if (isDefaultDomain(node.domain()) && node.op_type() == "Attention")
-    return " (Attention-23 needs the fused attention op, which does not exist "
-           "yet; export attention as MatMul/Softmax, as PyTorch does by default)";
-  return "";
-}
-
 /// The handler table for a node's domain, or null for an unsupported domain.
 const llvm::StringMap<OpHandler> *handlersFor(const std::string &domain) {
   if (isDefaultDomain(domain))
@@ -137,8 +129,7 @@ bool GraphImporter::checkSupported() {
     ic.error("node " + nodeLabel(node, i) + " (" + node.op_type() +
              ", domain " +
              displayDomain(node.domain()) +
-             "): unsupported op" + domainHint(node.domain()) +
-             opHint(node));
+             "): unsupported op" + domainHint(node.domain()));
     ok = false;
   }
   return ok;

@@ -1,7 +1,7 @@
 //===- OpImporters.cpp - ONNX op -> remat dialect, one handler per op ------===//
 //
 // The table at the bottom maps each supported ONNX op type (default domain,
-// opsets 7..17, and 20 for Gelu) to its importer. Handlers read inputs and
+// opsets 7..17, 20 for Gelu, 23 for Attention) to its importer. Handlers read inputs and
 // attributes through NodeImporter, which reports every problem with the
 // node's name.
 //
@@ -18,6 +18,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <sstream>
 #include <tuple>
 
 using namespace mlir;
@@ -427,6 +428,129 @@ LogicalResult importGemm(NodeImporter &n) {
     if (typeOf(add->getResult(0)).getShape() != shape)
       return n.fail("C does not broadcast to the product's shape");
     y = add->getResult(0);
+  }
+  return n.out(0, y);
+}
+
+//===----------------------------------------------------------------------===//
+// Attention
+//===----------------------------------------------------------------------===//
+
+/// [B, S, H * D] -> [B, H, S, D] (Attention's 3-D inputs).
+Value splitHeads(NodeImporter &n, Value x, int64_t heads) {
+  auto shape = typeOf(x).getShape();
+  Value split =
+      reshapeTo(n, x, {shape[0], shape[1], heads, shape[2] / heads});
+  if (!split)
+    return {};
+  Operation *op = n.ic.create<TransposeOp>(
+      n.loc, split, n.b.getDenseI64ArrayAttr({0, 2, 1, 3}));
+  if (!op) {
+    (void)n.failCreate("remat.transpose");
+    return {};
+  }
+  return op->getResult(0);
+}
+
+/// Attention (opset 23) is remat.attention. 4-D inputs are [B, H, S, D];
+/// 3-D ones [B, S, H * D] with q_num_heads/kv_num_heads are split into heads
+/// and the output merged back. A boolean attn_mask (true: attend) becomes
+/// where(mask, 0, -inf); a float one is added as is. The KV cache, softcap
+/// and the qk_matmul_output output are refused by name.
+LogicalResult importAttention(NodeImporter &n) {
+  auto softcap = n.attrFloat("softcap", 0.0);
+  auto mode = n.attrInt("qk_matmul_output_mode", 0);
+  auto causal = n.attrInt("is_causal", 0);
+  auto qHeads = n.attrInt("q_num_heads", 0);
+  auto kvHeads = n.attrInt("kv_num_heads", 0);
+  if (!softcap || !mode || !causal || !qHeads || !kvHeads)
+    return failure();
+  if (*softcap != 0.0) {
+    std::ostringstream value;
+    value << *softcap;
+    return n.fail("attribute 'softcap' (" + Twine(value.str()) +
+                  ") is not supported; only softcap = 0");
+  }
+  if (*mode != 0)
+    return n.fail("attribute 'qk_matmul_output_mode' (" + Twine(*mode) +
+                  ") is not supported; only 0");
+  if (n.has(4) || n.has(5))
+    return n.fail("inputs 'past_key'/'past_value' (a KV cache) are not "
+                  "supported");
+  if (n.has(6))
+    return n.fail("input 'nonpad_kv_seqlen' is not supported");
+  if (n.hasOut(1) || n.hasOut(2))
+    return n.fail("outputs 'present_key'/'present_value' (a KV cache) are "
+                  "not supported");
+  if (n.hasOut(3))
+    return n.fail("output 'qk_matmul_output' is not supported");
+  Value q = n.in(0, "Q");
+  Value k = q ? n.in(1, "K") : Value();
+  Value v = k ? n.in(2, "V") : Value();
+  if (!v)
+    return failure();
+  const int64_t rank = typeOf(q).getRank();
+  if (typeOf(k).getRank() != rank || typeOf(v).getRank() != rank ||
+      (rank != 3 && rank != 4))
+    return n.fail("Q, K and V must all be 4-D [batch, heads, seq, dim] or "
+                  "all 3-D [batch, seq, heads * dim]");
+  SmallVector<int64_t> mergedShape;
+  if (rank == 3) {
+    if (*qHeads <= 0 || *kvHeads <= 0)
+      return n.fail("3-D inputs need attributes 'q_num_heads' and "
+                    "'kv_num_heads'");
+    auto qs = typeOf(q).getShape(), ks = typeOf(k).getShape(),
+         vs = typeOf(v).getShape();
+    if (qs[2] % *qHeads || ks[2] % *kvHeads || vs[2] % *kvHeads)
+      return n.fail("the hidden sizes of Q, K and V are not multiples of "
+                    "q_num_heads and kv_num_heads");
+    mergedShape = {qs[0], qs[1], *qHeads * (vs[2] / *kvHeads)};
+    q = splitHeads(n, q, *qHeads);
+    k = q ? splitHeads(n, k, *kvHeads) : Value();
+    v = k ? splitHeads(n, v, *kvHeads) : Value();
+    if (!v)
+      return failure();
+  }
+  const int64_t headDim = typeOf(q).getDimSize(3);
+  auto scale = n.attrFloat("scale", 1.0 / std::sqrt((double)headDim));
+  if (!scale)
+    return failure();
+
+  Value mask = n.optIn(3);
+  if (mask) {
+    Type element = typeOf(q).getElementType();
+    auto maskType = typeOf(mask);
+    if (maskType.getDimSize(maskType.getRank() - 1) != typeOf(k).getDimSize(2))
+      return n.fail("input 'attn_mask' covers " +
+                    Twine(maskType.getDimSize(maskType.getRank() - 1)) +
+                    " keys, not all " + Twine(typeOf(k).getDimSize(2)) +
+                    " (a padded mask is not supported)");
+    if (maskType.getElementType().isInteger(1)) {
+      Operation *op = n.ic.create<WhereOp>(
+          n.loc, mask, scalar(n, element, 0.0),
+          scalar(n, element, -std::numeric_limits<double>::infinity()));
+      if (!op)
+        return n.failCreate("remat.where");
+      mask = op->getResult(0);
+    } else if (maskType.getElementType() != element) {
+      return n.fail("input 'attn_mask' must be bool or Q's element type");
+    }
+  }
+  Operation *op = n.ic.create<AttentionOp>(
+      n.loc, q, k, v, mask, n.b.getF64FloatAttr(*scale),
+      n.b.getBoolAttr(*causal != 0), n.b.getF64FloatAttr(0.0),
+      n.b.getI64IntegerAttr(0), n.b.getI64IntegerAttr(0));
+  if (!op)
+    return n.failCreate("remat.attention");
+  Value y = op->getResult(0);
+  if (rank == 3) {
+    Operation *t = n.ic.create<TransposeOp>(
+        n.loc, y, n.b.getDenseI64ArrayAttr({0, 2, 1, 3}));
+    if (!t)
+      return n.failCreate("remat.transpose");
+    y = reshapeTo(n, t->getResult(0), mergedShape);
+    if (!y)
+      return failure();
   }
   return n.out(0, y);
 }
@@ -1302,6 +1426,7 @@ const llvm::StringMap<OpHandler> &opHandlers() {
       {"Gemm", importGemm},
       // Normalisation and softmax.
       {"Softmax", importSoftmax<SoftmaxOp>},
+      {"Attention", importAttention},
       {"LogSoftmax", importSoftmax<LogSoftmaxOp>},
       {"LayerNormalization", importLayerNorm},
       {"BatchNormalization", importBatchNorm},

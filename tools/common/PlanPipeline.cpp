@@ -5,12 +5,20 @@
 #include "remat/Analysis/MemoryProfile.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/Timing.h"
 
 using namespace mlir;
 
 namespace remat {
+
+/// Set by remat-fuse-attention on @forward (and so on @train_step).
+static constexpr llvm::StringLiteral kFusedAttentionAttr =
+    "remat.fused_attention";
+/// Set here on @train_step: the arena the step would need unfused.
+static constexpr llvm::StringLiteral kUnfusedArenaAttr =
+    "remat.unfused_attention_arena_bytes";
 
 /// Runs `pm`, with the standard command-line instrumentation
 /// (--mlir-print-ir-after-all, --mlir-timing, ...) when asked.
@@ -24,14 +32,59 @@ static LogicalResult runPipeline(PassManager &pm, ModuleOp module,
   return pm.run(module);
 }
 
+/// The arena @train_step of `module` needs with its updates scheduled early
+/// and nothing recomputed (how the planner's baseline schedules it), measured
+/// on a copy; nullopt if that cannot be built.
+static std::optional<int64_t> scheduledArenaBytes(ModuleOp module) {
+  OwningOpRef<ModuleOp> copy = module.clone();
+  PassManager pm(module.getContext());
+  pm.addNestedPass<func::FuncOp>(createScheduleUpdates());
+  auto step = copy->lookupSymbol<func::FuncOp>("train_step");
+  if (!step || failed(pm.run(*copy)))
+    return std::nullopt;
+  return planArena(computeMemoryProfile(step)).arenaBytes;
+}
+
+/// What the step would need without remat-fuse-attention: `unfused` (the
+/// module before fusion) gets the rest of the pipeline, silently (errors
+/// there were reported on the fused step already, or do not matter).
+static std::optional<int64_t>
+unfusedArenaBytes(ModuleOp unfused, const AutodiffOptions &autodiff) {
+  ScopedDiagnosticHandler quiet(unfused.getContext(),
+                                [](Diagnostic &) { return success(); });
+  PassManager pm(unfused.getContext());
+  pm.addNestedPass<func::FuncOp>(createFuseGelu());
+  pm.addPass(createAutodiff(autodiff));
+  if (failed(pm.run(unfused)))
+    return std::nullopt;
+  return scheduledArenaBytes(unfused);
+}
+
 LogicalResult buildTrainStep(ModuleOp module, const AutodiffOptions &autodiff,
+                             const FusionOptions &fusion,
                              bool commandLineOptions) {
   if (module.lookupSymbol("train_step"))
     return success();
+  // Kept for the report's with/without comparison.
+  OwningOpRef<ModuleOp> unfused;
+  if (fusion.attention)
+    unfused = module.clone();
   PassManager pm(module.getContext());
   pm.addNestedPass<func::FuncOp>(createFuseGelu());
+  if (fusion.attention) {
+    FuseAttentionOptions attention;
+    attention.explain = fusion.explainAttention;
+    pm.addNestedPass<func::FuncOp>(createFuseAttention(attention));
+  }
   pm.addPass(createAutodiff(autodiff));
-  return runPipeline(pm, module, commandLineOptions);
+  if (failed(runPipeline(pm, module, commandLineOptions)))
+    return failure();
+  auto step = module.lookupSymbol<func::FuncOp>("train_step");
+  if (unfused && step && step->hasAttr(kFusedAttentionAttr))
+    if (auto bytes = unfusedArenaBytes(*unfused, autodiff))
+      step->setAttr(kUnfusedArenaAttr,
+                    Builder(module.getContext()).getI64IntegerAttr(*bytes));
+  return success();
 }
 
 int planTrainStepPipeline(ModuleOp module, const PlanTrainStepOptions &options,
@@ -46,6 +99,11 @@ int planTrainStepPipeline(ModuleOp module, const PlanTrainStepOptions &options,
   // fragmentation and understate what early updates save).
   const int64_t plainOrderPeak =
       planArena(computeMemoryProfile(step)).arenaBytes;
+  std::optional<int64_t> unfusedArena, fusedArena;
+  if (auto bytes = step->getAttrOfType<IntegerAttr>(kUnfusedArenaAttr)) {
+    unfusedArena = bytes.getInt();
+    fusedArena = scheduledArenaBytes(module);
+  }
 
   report = PlanReport();
   PassManager pm(module.getContext());
@@ -66,6 +124,12 @@ int planTrainStepPipeline(ModuleOp module, const PlanTrainStepOptions &options,
   if (report.plainOrderPeakBytes == 0)
     report.plainOrderPeakBytes =
         plainOrderPeak + report.persistentBytes + report.workspaceBytes;
+  // Attention fusion's effect on the baseline, both arenas measured alike
+  // (on the step as remat-plan received it) over the same persistent state
+  // and workspace.
+  if (unfusedArena && fusedArena)
+    report.unfusedAttentionBaselineBytes =
+        *unfusedArena - *fusedArena + report.baselinePeakBytes;
   return report.feasible ? 0 : 2;
 }
 

@@ -29,7 +29,7 @@ int runPlanCommand(ModuleOp module, const PlanCommandOptions &options,
                     "mlir, plan, trace, memory-snapshot, html, cpp, cuda, exe\n";
     return 1;
   }
-  if (failed(buildTrainStep(module, options.autodiff,
+  if (failed(buildTrainStep(module, options.autodiff, options.fusion,
                             /*commandLineOptions=*/true)))
     return 1;
   if (html) {

@@ -6,6 +6,7 @@
 #include "EmitCommand.h"
 
 #include "remat/Passes/Passes.h"
+#include "remat/Tools/PlanPipeline.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
@@ -20,6 +21,7 @@ namespace remat {
 struct PlanCommandOptions {
   /// How to build @train_step when the module has none.
   AutodiffOptions autodiff;
+  FusionOptions fusion;
   /// remat-plan: budget, strategy, target, MILP limit, cost table, workspace.
   PlanTrainStepOptions plan;
   std::string emit = "report"; // report, json, mlir, cpp, cuda or exe

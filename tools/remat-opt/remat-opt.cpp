@@ -204,6 +204,17 @@ static void hideLibraryOptions() {
   }
 }
 
+static llvm::cl::opt<bool> noFuseAttentionFlag(
+    "no-fuse-attention",
+    llvm::cl::desc("Keep exported attention as written (no "
+                   "remat-fuse-attention before autodiff)"),
+    llvm::cl::cat(planCategory));
+static llvm::cl::opt<bool> explainAttentionFlag(
+    "explain-attention-fusion",
+    llvm::cl::desc("Print, per softmax, whether its attention was fused and "
+                   "why not"),
+    llvm::cl::cat(planCategory));
+
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   hideLibraryOptions();
@@ -312,6 +323,8 @@ int main(int argc, char **argv) {
     autodiff.beta2 = beta2Flag;
     autodiff.eps = epsFlag;
     autodiff.weightDecay = weightDecayFlag;
+    command.fusion.attention = !noFuseAttentionFlag;
+    command.fusion.explainAttention = explainAttentionFlag;
     command.emit =
         emitFlag.empty() ? std::string("report") : emitFlag.getValue();
     command.compare = compareFlag;

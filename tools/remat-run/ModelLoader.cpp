@@ -162,13 +162,19 @@ void loadModel(MLIRContext &context, const Options &options,
       throw ToolError("could not parse '" + options.model + "'");
   }
 
-  // The compiler's cleanup: fused GELU and canonical forms.
+  // The compiler's cleanup: fused GELU and attention, canonical forms.
+  // Training builds on this module, so buildTrainStep need not fuse again.
   PassManager pm(&context);
   pm.addNestedPass<func::FuncOp>(remat::createFuseGelu());
+  if (options.fusion.attention) {
+    remat::FuseAttentionOptions attention;
+    attention.explain = options.fusion.explainAttention;
+    pm.addNestedPass<func::FuncOp>(remat::createFuseAttention(attention));
+  }
   pm.addPass(createCanonicalizerPass());
   if (failed(pm.run(*loaded.module)))
-    throw ToolError("the remat-fuse-gelu/canonicalize pipeline failed on '" +
-                    options.model + "'");
+    throw ToolError("the remat-fuse-gelu/remat-fuse-attention/canonicalize "
+                    "pipeline failed on '" + options.model + "'");
   loaded.forward = findForward(*loaded.module, options.model);
   func::FuncOp func = loaded.forward;
   loaded.importMs = millisecondsSince(start);

@@ -2,9 +2,9 @@
 //
 // Reads the model (ONNX, imported with input shapes bound from the input
 // files; or .mlir in the remat dialect), runs the compiler's cleanup
-// (remat-fuse-gelu, canonicalize), and finds the weights: the ONNX model's
-// initializers, or for .mlir the model its function names
-// (`remat.model_path`).
+// (remat-fuse-gelu, remat-fuse-attention, canonicalize), and finds the
+// weights: the ONNX model's initializers, or for .mlir the model its
+// function names (`remat.model_path`).
 //
 //===----------------------------------------------------------------------===//
 

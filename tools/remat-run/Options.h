@@ -4,6 +4,7 @@
 #define REMAT_TOOLS_REMAT_RUN_OPTIONS_H
 
 #include "remat/Passes/Passes.h"
+#include "remat/Tools/PlanPipeline.h"
 
 #include <cstdint>
 #include <optional>
@@ -52,6 +53,8 @@ struct Options {
   /// Forward: the scalar output; training: the loss of the first step.
   /// Fails if |loss - V| > 1e-5 * max(1, |V|).
   std::optional<double> expectLoss;
+  /// Fusions of the loader's cleanup (remat-fuse-attention on by default).
+  FusionOptions fusion;
   TrainOptions train;
 };
 

@@ -228,7 +228,11 @@ int runTraining(MLIRContext &context, const Options &options) {
   const Clock::time_point compileStart = Clock::now();
   if (loaded.module->lookupSymbol("train_step"))
     throw ToolError("'" + options.model + "' already has a @train_step");
-  if (failed(remat::buildTrainStep(*loaded.module, autodiffOptions(train))))
+  // The loader has fused already (or was told not to).
+  remat::FusionOptions fusion;
+  fusion.attention = false;
+  if (failed(remat::buildTrainStep(*loaded.module, autodiffOptions(train),
+                                   fusion)))
     throw ReportedError("remat-autodiff failed on '" + options.model + "'");
   auto step = loaded.module->lookupSymbol<func::FuncOp>("train_step");
   if (!step)

@@ -8,7 +8,8 @@
 //             [--budget SIZE [--strategy S] [--target T] [--check-arena]]
 //
 // Imports the model (or parses a .mlir file in the remat dialect), runs the
-// same cleanup as the compiler (remat-fuse-gelu, canonicalize), binds the
+// same cleanup as the compiler (remat-fuse-gelu, remat-fuse-attention unless
+// --no-fuse-attention, canonicalize), binds the
 // inputs from DIR/input_<i>.pb (the ONNX backend-test layout) and the
 // weights from the model's initializers, interprets `@forward` with the
 // runtime's CPU kernels and writes DIR/output_<i>.pb. With --expect, compares
@@ -81,6 +82,12 @@ const char *const kUsage =
     "                  of step 1) is within 1e-5*max(1,|V|) of V\n"
     "  --quiet         no summary line (forward: on stderr; --train: the\n"
     "                  `trained N steps` line on stdout)\n"
+    "  --no-fuse-attention\n"
+    "                  keep exported attention as written (no\n"
+    "                  remat-fuse-attention)\n"
+    "  --explain-attention-fusion\n"
+    "                  print, per softmax, whether its attention was fused\n"
+    "                  and why not\n"
     "\n"
     "training (--train): runs N steps of @train_step (remat-autodiff) on the\n"
     "batch in --inputs and prints `step <i> loss <value>` per step\n"
@@ -202,7 +209,7 @@ std::optional<Options> parseCommandLine(int argc, char **argv) {
       forwardFlagsGiven.insert(flag);
     static const std::set<std::string> switches = {
         "--quiet", "--train", "--nesterov", "--verbose", "--check-exact",
-        "--check-arena"};
+        "--check-arena", "--no-fuse-attention", "--explain-attention-fusion"};
     if (switches.count(flag)) {
       if (hasValue)
         throw ToolError(flag + " takes no value");
@@ -218,6 +225,10 @@ std::optional<Options> parseCommandLine(int argc, char **argv) {
         train.checkExact = true;
       else if (flag == "--check-arena")
         train.checkArena = true;
+      else if (flag == "--no-fuse-attention")
+        options.fusion.attention = false;
+      else if (flag == "--explain-attention-fusion")
+        options.fusion.explainAttention = true;
       continue;
     }
     static const std::set<std::string> valued = {

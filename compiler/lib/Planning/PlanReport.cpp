@@ -63,6 +63,19 @@ void printPlanReport(const PlanReport &r, llvm::raw_ostream &os) {
   row("parameters", std::to_string(r.parameterCount) + " (" +
                         formatBytes(r.parameterBytes) + ")");
   row("ops in the step", std::to_string(r.numOps));
+  row("fused attention",
+      std::to_string(r.fusedAttention) + " block" +
+          (r.fusedAttention == 1 ? "" : "s") +
+          (r.fusedAttention > 0
+               ? ", " + formatBytes(r.fusedAttentionBytes) +
+                     " of seq x seq tensors no longer kept for backward"
+               : std::string()));
+  if (r.unfusedAttentionBaselineBytes > 0)
+    row("baseline unfused",
+        formatBytes(r.unfusedAttentionBaselineBytes) +
+            " without attention fusion (fusion saves " +
+            formatBytes(r.unfusedAttentionBaselineBytes - r.baselinePeakBytes) +
+            ")");
   row("baseline peak", formatBytes(r.baselinePeakBytes) +
                            " (no recomputation, same schedule)");
   if (r.plainOrderPeakBytes > 0)
@@ -161,6 +174,11 @@ void printPlanReportJson(const PlanReport &r, llvm::raw_ostream &os) {
       {"baseline_step_seconds", r.baselineStepSeconds},
       {"planner_seconds", r.plannerSeconds},
       {"recomputed_ops", r.recomputedOps},
+      {"fused_attention", r.fusedAttention},
+      {"fused_attention_bytes", r.fusedAttentionBytes},
+      // 0 when not measured (no attention was fused).
+      {"unfused_attention_baseline_peak_bytes",
+       r.unfusedAttentionBaselineBytes},
       {"recomputed_ops_by_type", std::move(recomputed)},
       {"milp_proved_optimal", r.milpProvedOptimal},
       {"milp_gap", r.milpGap},

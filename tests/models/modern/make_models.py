@@ -256,3 +256,77 @@ def convtranspose_model(dtype):
 
 write_fd_case("convtranspose_train", convtranspose_model, ct_params,
               rng.standard_normal((2, 3, 4, 5)))
+
+
+# Attention-23 (imported as remat.attention), with its own generator so the
+# files above stay as they are.
+# attention23: 4-D inputs with grouped kv heads, a boolean mask (every row
+# keeps a key: onnx.reference gives NaN for a row with none) and a float
+# mask, against onnx.reference. Refused features each get a model.
+arng = np.random.default_rng(23)
+AB, AHQ, AHKV, ASQ, ASK, AD, ADV = 2, 4, 2, 3, 5, 4, 6
+keep = arng.uniform(size=(ASQ, ASK)) < 0.6
+keep[:, 0] = True
+save(model([h.make_node("Attention", ["q", "k", "v", "keep"], ["y"], name="attn_bool"),
+            h.make_node("Attention", ["q", "k", "v", "bias"], ["z"], name="attn_bias",
+                        scale=0.3)],
+           [tin("q", [AB, AHQ, ASQ, AD]), tin("k", [AB, AHKV, ASK, AD]),
+            tin("v", [AB, AHKV, ASK, ADV]), tin("keep", [ASQ, ASK], T.BOOL),
+            tin("bias", [AB, 1, ASQ, ASK])],
+           [tout("y", 4), tout("z", 4)], opset=23), "attention23.onnx")
+a_inputs = {"q": arng.standard_normal((AB, AHQ, ASQ, AD)).astype(np.float32),
+            "k": arng.standard_normal((AB, AHKV, ASK, AD)).astype(np.float32),
+            "v": arng.standard_normal((AB, AHKV, ASK, ADV)).astype(np.float32),
+            "keep": keep,
+            "bias": arng.standard_normal((AB, 1, ASQ, ASK)).astype(np.float32)}
+a_model = onnx.load(os.path.join(HERE, "attention23.onnx"))
+a_outputs = ReferenceEvaluator(a_model).run(None, a_inputs)
+a_ds = os.path.join(HERE, "attention23", "test_data_set_0")
+os.makedirs(a_ds, exist_ok=True)
+for i, (name, value) in enumerate(a_inputs.items()):
+    with open(os.path.join(a_ds, f"input_{i}.pb"), "wb") as f:
+        f.write(numpy_helper.from_array(value, name).SerializeToString())
+for i, (value, out) in enumerate(zip(a_outputs, a_model.graph.output)):
+    with open(os.path.join(a_ds, f"output_{i}.pb"), "wb") as f:
+        f.write(numpy_helper.from_array(np.asarray(value), out.name).SerializeToString())
+
+for name, attrs, inputs in [
+        ("attention23_softcap", {"softcap": 30.0}, ["q", "k", "v"]),
+        ("attention23_past_kv", {}, ["q", "k", "v", "", "k", "v"])]:
+    save(model([h.make_node("Attention", inputs, ["y"], name="attn", **attrs)],
+               [tin("q", [1, 2, 3, 4]), tin("k", [1, 2, 3, 4]), tin("v", [1, 2, 3, 4])],
+               [tout("y", 4)], opset=23), name + ".onnx", check=False)
+
+# attention23_train: 3-D Attention (q_num_heads 2, kv_num_heads 1, causal)
+# between projections, trained: gradients and one SGD step against float64
+# central differences on onnx.reference.
+at_params = {"wq": arng.standard_normal((8, 8)) / 3, "wk": arng.standard_normal((8, 4)) / 3,
+             "wv": arng.standard_normal((8, 4)) / 3}
+at_weight = arng.standard_normal((2, 4, 8))
+
+
+def attention_model(dtype):
+    np_dtype = np.float32 if dtype == T.FLOAT else np.float64
+    inits = []
+    for pname, value in at_params.items():
+        t = numpy_helper.from_array(value.astype(np_dtype), pname)
+        t.doc_string = "role=parameter"
+        inits.append(t)
+    lw = numpy_helper.from_array(at_weight.astype(np_dtype), "loss.weight")
+    lw.doc_string = "role=buffer"
+    inits.append(lw)
+    nodes = [
+        h.make_node("MatMul", ["x", "wq"], ["q"], name="q_proj"),
+        h.make_node("MatMul", ["x", "wk"], ["k"], name="k_proj"),
+        h.make_node("MatMul", ["x", "wv"], ["v"], name="v_proj"),
+        h.make_node("Attention", ["q", "k", "v"], ["a"], name="attn", is_causal=1,
+                    q_num_heads=2, kv_num_heads=1),
+        h.make_node("Mul", ["a", "loss.weight"], ["w"], name="weigh"),
+        h.make_node("ReduceSum", ["w"], ["loss"], name="loss", keepdims=0),
+    ]
+    return model(nodes, [tin("x", [2, 4, 8], dtype)], [tout("loss", 0, dtype)],
+                 opset=23, inits=inits)
+
+
+write_fd_case("attention23_train", attention_model, at_params,
+              arng.standard_normal((2, 4, 8)))

@@ -78,6 +78,14 @@ struct PlanReport {
   double baselineStepSeconds = 0, estimatedStepSeconds = 0;
   int64_t recomputedOps = 0;
   std::map<std::string, int64_t> recomputedByType;
+  /// remat-fuse-attention's figures, from the step's attributes: blocks
+  /// fused, and the bytes of seq x seq tensors (probabilities, dropout
+  /// output and mask) the unfused step would have kept for backward.
+  int64_t fusedAttention = 0;
+  int64_t fusedAttentionBytes = 0;
+  /// The baseline peak the step would have without remat-fuse-attention
+  /// (drivers that built both; 0: not measured).
+  int64_t unfusedAttentionBaselineBytes = 0;
   bool milpProvedOptimal = false;
   double milpGap = 0;
   double plannerSeconds = 0;

@@ -16,6 +16,39 @@ def FuseGelu : Pass<"remat-fuse-gelu", "mlir::func::FuncOp"> {
   let dependentDialects = ["remat::RematDialect"];
 }
 
+def FuseAttention : Pass<"remat-fuse-attention", "mlir::func::FuncOp"> {
+  let summary = "Fuse exported scaled dot-product attention into remat.attention";
+  let description = [{
+    Recognises, from each softmax over the last axis, the attention that
+    exporters write out:
+    `MatMul(Q, K^T) -> Mul/Div(scale) -> Where(bool mask, ., fill) and/or
+    Add(mask) -> Softmax -> [Dropout] -> MatMul(., V)`,
+    with the scale possibly applied to Q and/or K before the matmul (as
+    constants or as a runtime scalar, which is then applied to Q), K given
+    transposed or not, grouped key/value heads repeated by
+    Reshape -> Expand -> Reshape (stripped: Hkv < Hq), and 3-D
+    [batch * heads, seq, dim] operands (reshaped to 4-D around the op).
+    A mask that is a compile-time constant equal to the causal pattern
+    becomes `causal = true`; any other mask becomes the additive mask
+    operand (a boolean Where-mask as where(cond, fill, 0) with the model's
+    own fill value). The fused op keeps only the output and one log-sum-exp
+    per row for backward instead of the seq x seq probabilities.
+
+    Left unfused: anything that does not match exactly, scores or
+    probabilities with other users, and masks that depend on a parameter
+    (their gradient is the seq x seq tensor fusion avoids). With
+    `explain`, one line per candidate softmax says fused or why not.
+    The function gets `remat.fused_attention` (blocks fused) and
+    `remat.fused_attention_bytes` (bytes of seq x seq tensors that the
+    unfused graph kept for backward: probabilities, dropout output and mask).
+  }];
+  let dependentDialects = ["remat::RematDialect"];
+  let options = [
+    Option<"explain", "explain", "bool", "false",
+           "Print one line per candidate softmax: fused, or why not">,
+  ];
+}
+
 def Autodiff : Pass<"remat-autodiff", "mlir::ModuleOp"> {
   let summary = "Build @train_step (forward, backward, optimizer) from @forward";
   let description = [{

@@ -1,9 +1,10 @@
 //===- PlanPipeline.h - The drivers' planning pipeline ----------*- C++ -*-===//
 //
 // What `remat-opt --budget` and `remat-run --train --budget` both run on a
-// module: build @train_step (remat-fuse-gelu, remat-autodiff) unless there is
-// one, then remat-schedule-updates and remat-plan, with the plan's report,
-// and remat-verify-memory-plan on the result.
+// module: build @train_step (remat-fuse-gelu, remat-fuse-attention,
+// remat-autodiff) unless there is one, then remat-schedule-updates and
+// remat-plan, with the plan's report, and remat-verify-memory-plan on the
+// result.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,10 +20,20 @@
 
 namespace remat {
 
-/// Builds @train_step with remat-fuse-gelu and remat-autodiff unless the
-/// module already has one. Failure: the diagnostics have been emitted.
+/// The fusions run on @forward before autodiff (remat-fuse-gelu always).
+struct FusionOptions {
+  /// remat-fuse-attention (the drivers' --no-fuse-attention turns it off).
+  bool attention = true;
+  /// Its `explain` option: one line per candidate softmax on stderr.
+  bool explainAttention = false;
+};
+
+/// Builds @train_step with remat-fuse-gelu, remat-fuse-attention (unless
+/// `fusion` says not to) and remat-autodiff unless the module already has
+/// one. Failure: the diagnostics have been emitted.
 mlir::LogicalResult buildTrainStep(mlir::ModuleOp module,
                                    const AutodiffOptions &autodiff,
+                                   const FusionOptions &fusion = {},
                                    bool commandLineOptions = false);
 
 /// Plans @train_step in place: remat-schedule-updates, then remat-plan with
