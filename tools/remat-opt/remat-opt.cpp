@@ -208,12 +208,12 @@ static llvm::cl::opt<bool> noFuseAttentionFlag(
     "no-fuse-attention",
     llvm::cl::desc("Keep exported attention as written (no "
                    "remat-fuse-attention before autodiff)"),
-    llvm::cl::cat(planCategory));
+    llvm::cl::cat(stepCategory));
 static llvm::cl::opt<bool> explainAttentionFlag(
     "explain-attention-fusion",
     llvm::cl::desc("Print, per softmax, whether its attention was fused and "
                    "why not"),
-    llvm::cl::cat(planCategory));
+    llvm::cl::cat(stepCategory));
 
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
