@@ -9,8 +9,8 @@
 // Everything is computed in double from tiles converted on load (F32 and
 // F64 inputs alike), so F32 results stay close to a float64 reference, in
 // a fixed order: results are bitwise reproducible. The tile products are
-// GEMMs (Gemm.h), as reproducible as the matmul kernel's (OpenBLAS splits a
-// GEMM over its rows and columns among threads, never a dot product).
+// GEMMs (Gemm.h), reproducible as the matmul kernel's are: the same BLAS
+// calls in the same order give the same bits.
 //
 // Scratch (tiles and the backward's key/value gradient accumulators) comes
 // from the workspace; attentionScratchBytes and
