@@ -202,3 +202,55 @@ func.func @gather_elements_wide(%a: tensor<2x3xf32>, %i: tensor<3x3xi64>) -> ten
   %0 = remat.gather_elements %a, %i {axis = 1 : i64} : (tensor<2x3xf32>, tensor<3x3xi64>) -> tensor<3x3xf32>
   return %0 : tensor<3x3xf32>
 }
+
+// -----
+
+func.func @attention_rank(%q: tensor<2x4x8xf32>, %k: tensor<2x1x4x8xf32>, %v: tensor<2x1x4x8xf32>) -> tensor<2x4x8xf32> {
+  // expected-error@+2 {{attention query, key and value must be [batch, heads, seq, dim] (rank 4), got ranks 3, 4, 4}}
+  // expected-error@+1 {{failed to infer returned types}}
+  %o, %l = remat.attention %q, %k, %v {scale = 0.5 : f64} : (tensor<2x4x8xf32>, tensor<2x1x4x8xf32>, tensor<2x1x4x8xf32>) -> (tensor<2x4x8xf32>, tensor<2x4xf32>)
+  return %o : tensor<2x4x8xf32>
+}
+
+// -----
+
+func.func @attention_heads(%q: tensor<1x3x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) -> tensor<1x3x4x8xf32> {
+  // expected-error@+2 {{attention query heads (3) must be a multiple of key/value heads (2)}}
+  // expected-error@+1 {{failed to infer returned types}}
+  %o, %l = remat.attention %q, %k, %v {scale = 0.5 : f64} : (tensor<1x3x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> (tensor<1x3x4x8xf32>, tensor<1x3x4xf32>)
+  return %o : tensor<1x3x4x8xf32>
+}
+
+// -----
+
+func.func @attention_mask(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x6x8xf32>, %v: tensor<1x2x6x8xf32>, %m: tensor<4x4xf32>) -> tensor<1x2x4x8xf32> {
+  // expected-error@+2 {{attention mask 4x4 does not broadcast to the scores 1x2x4x6}}
+  // expected-error@+1 {{failed to infer returned types}}
+  %o, %l = remat.attention %q, %k, %v, %m {scale = 0.5 : f64} : (tensor<1x2x4x8xf32>, tensor<1x2x6x8xf32>, tensor<1x2x6x8xf32>, tensor<4x4xf32>) -> (tensor<1x2x4x8xf32>, tensor<1x2x4xf32>)
+  return %o : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+func.func @attention_dropout(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x6x8xf32>, %v: tensor<1x2x6x8xf32>) -> tensor<1x2x4x8xf32> {
+  // expected-error@+1 {{dropout_ratio must be in [0, 1), got 1}}
+  %o, %l = remat.attention %q, %k, %v {scale = 0.5 : f64, dropout_ratio = 1.0 : f64} : (tensor<1x2x4x8xf32>, tensor<1x2x6x8xf32>, tensor<1x2x6x8xf32>) -> (tensor<1x2x4x8xf32>, tensor<1x2x4xf32>)
+  return %o : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+func.func @attention_scale(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x6x8xf32>, %v: tensor<1x2x6x8xf32>) -> tensor<1x2x4x8xf32> {
+  // expected-error@+1 {{scale must be finite and non-zero, got 0}}
+  %o, %l = remat.attention %q, %k, %v {scale = 0.0 : f64} : (tensor<1x2x4x8xf32>, tensor<1x2x6x8xf32>, tensor<1x2x6x8xf32>) -> (tensor<1x2x4x8xf32>, tensor<1x2x4xf32>)
+  return %o : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+func.func @attention_backward_lse(%q: tensor<1x2x4x8xf16>, %k: tensor<1x2x6x8xf16>, %v: tensor<1x2x6x8xf16>, %o: tensor<1x2x4x8xf16>, %l: tensor<1x2x4xf16>) -> tensor<1x2x4x8xf16> {
+  // expected-error@+2 {{attention_backward logsumexp must be 'tensor<1x2x4xf32>'}}
+  // expected-error@+1 {{failed to infer returned types}}
+  %dq, %dk, %dv = remat.attention_backward %q, %k, %v, %o, %l, %o {scale = 0.5 : f64} : (tensor<1x2x4x8xf16>, tensor<1x2x6x8xf16>, tensor<1x2x6x8xf16>, tensor<1x2x4x8xf16>, tensor<1x2x4xf16>, tensor<1x2x4x8xf16>) -> (tensor<1x2x4x8xf16>, tensor<1x2x6x8xf16>, tensor<1x2x6x8xf16>)
+  return %dq : tensor<1x2x4x8xf16>
+}

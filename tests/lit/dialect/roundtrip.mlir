@@ -107,3 +107,16 @@ func.func @data_movement_pieces(%x: tensor<2x3xf32>, %i: tensor<2x5xi64>) -> ten
   %s = remat.slice %dg {starts = array<i64: 0, 0>, limits = array<i64: 2, 5>, steps = array<i64: 1, 1>} : (tensor<2x6xf32>) -> tensor<2x5xf32>
   return %s : tensor<2x5xf32>
 }
+
+// Grouped heads (4 query heads read 2 key/value heads), Dv != D, a mask
+// broadcast over batch and heads; logsumexp is f32 for f16 inputs.
+// CHECK-LABEL: func.func @attention
+func.func @attention(%q: tensor<2x4x5x8xf32>, %k: tensor<2x2x7x8xf32>, %v: tensor<2x2x7x3xf32>, %m: tensor<5x7xf32>, %h: tensor<1x2x3x4xf16>) -> (tensor<2x4x5x8xf32>, tensor<1x2x3xf32>) {
+  // CHECK: remat.attention %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {causal = true, dropout_ratio = 1.000000e-01 : f64, scale = 3.535500e-01 : f64, seed = 5 : i64, stream = 2 : i64} : (tensor<2x4x5x8xf32>, tensor<2x2x7x8xf32>, tensor<2x2x7x3xf32>, tensor<5x7xf32>) -> (tensor<2x4x5x3xf32>, tensor<2x4x5xf32>)
+  %o, %l = remat.attention %q, %k, %v, %m {scale = 0.35355 : f64, causal = true, dropout_ratio = 0.1 : f64, seed = 5 : i64, stream = 2 : i64} : (tensor<2x4x5x8xf32>, tensor<2x2x7x8xf32>, tensor<2x2x7x3xf32>, tensor<5x7xf32>) -> (tensor<2x4x5x3xf32>, tensor<2x4x5xf32>)
+  // CHECK: remat.attention_backward %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {causal = true, dropout_ratio = 1.000000e-01 : f64, scale = 3.535500e-01 : f64, seed = 5 : i64, stream = 2 : i64} : {{.*}} -> (tensor<2x4x5x8xf32>, tensor<2x2x7x8xf32>, tensor<2x2x7x3xf32>)
+  %dq, %dk, %dv = remat.attention_backward %q, %k, %v, %o, %l, %o, %m {scale = 0.35355 : f64, causal = true, dropout_ratio = 0.1 : f64, seed = 5 : i64, stream = 2 : i64} : (tensor<2x4x5x8xf32>, tensor<2x2x7x8xf32>, tensor<2x2x7x3xf32>, tensor<2x4x5x3xf32>, tensor<2x4x5xf32>, tensor<2x4x5x3xf32>, tensor<5x7xf32>) -> (tensor<2x4x5x8xf32>, tensor<2x2x7x8xf32>, tensor<2x2x7x3xf32>)
+  // CHECK: remat.attention %{{.*}}, %{{.*}}, %{{.*}} {scale = 5.000000e-01 : f64} : (tensor<1x2x3x4xf16>, tensor<1x2x3x4xf16>, tensor<1x2x3x4xf16>) -> (tensor<1x2x3x4xf16>, tensor<1x2x3xf32>)
+  %ho, %hl = remat.attention %h, %h, %h {scale = 0.5 : f64} : (tensor<1x2x3x4xf16>, tensor<1x2x3x4xf16>, tensor<1x2x3x4xf16>) -> (tensor<1x2x3x4xf16>, tensor<1x2x3xf32>)
+  return %dq, %hl : tensor<2x4x5x8xf32>, tensor<1x2x3xf32>
+}

@@ -19,6 +19,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
 #include <optional>
 #include <tuple>
@@ -458,6 +459,73 @@ TEST(NormalizationGradient, BatchNormTraining) {
     GradCheck(f.weighted("%y", shape)).fill("var", uniform(0.5, 2)).run();
   }
 }
+
+//===----------------------------------------------------------------------===//
+// Attention
+//===----------------------------------------------------------------------===//
+
+struct AttentionCase {
+  const char *name;
+  rt::Shape query, key, value; // [B, Hq, Sq, D], [B, Hkv, Sk, D], [.., Dv]
+  bool causal;
+  std::optional<rt::Shape> mask; // an input: the op has no mask gradient
+  double dropout = 0;
+};
+
+void PrintTo(const AttentionCase &c, std::ostream *os) { *os << c.name; }
+
+class AttentionGradient : public ::testing::TestWithParam<AttentionCase> {};
+
+TEST_P(AttentionGradient, MatchesFiniteDifferences) {
+  const AttentionCase &c = GetParam();
+  const rt::Shape out{c.query[0], c.query[1], c.query[2], c.value[3]};
+  const rt::Shape lse{c.query[0], c.query[1], c.query[2]};
+  Forward f;
+  f.param("q", c.query).param("k", c.key).param("v", c.value);
+  std::string operands = "%q, %k, %v",
+              types = T(c.query) + ", " + T(c.key) + ", " + T(c.value);
+  if (c.mask) {
+    f.input("m", T(*c.mask));
+    operands += ", %m";
+    types += ", " + T(*c.mask);
+  }
+  f.op("%o, %lse = remat.attention " + operands + " {scale = 0.6 : f64, "
+       "causal = " + (c.causal ? "true" : "false") + ", dropout_ratio = " +
+       std::to_string(c.dropout) + " : f64, seed = 7 : i64} : (" + types +
+       ") -> (" + T(out) + ", " + T(lse) + ")");
+  GradCheck check(f.weighted("%o", out));
+  if (c.mask) {
+    // Additive values with some pairs hidden (-inf), none a whole row.
+    rt::Tensor mask(rt::DType::F64, *c.mask);
+    std::mt19937 rng(5);
+    std::uniform_real_distribution<double> dist(-1, 1);
+    for (int64_t i = 0; i < mask.numel(); ++i)
+      mask.as<double>()[i] =
+          i % 5 == 3 ? -std::numeric_limits<double>::infinity() : dist(rng);
+    check.value("m", std::move(mask));
+  }
+  check.run();
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, AttentionGradient,
+    ::testing::Values(
+        AttentionCase{"Plain", {2, 2, 3, 4}, {2, 2, 5, 4}, {2, 2, 5, 3}, false,
+                      std::nullopt},
+        AttentionCase{"Causal", {1, 2, 5, 3}, {1, 2, 4, 3}, {1, 2, 4, 2}, true,
+                      std::nullopt},
+        AttentionCase{"MaskBroadcast", {2, 2, 3, 4}, {2, 2, 5, 4}, {2, 2, 5, 4},
+                      false, rt::Shape{2, 1, 3, 5}},
+        AttentionCase{"GroupedCausalMask", {1, 4, 4, 3}, {1, 2, 6, 3},
+                      {1, 2, 6, 5}, true, rt::Shape{4, 6}},
+        AttentionCase{"MultiQuery", {2, 4, 3, 2}, {2, 1, 4, 2}, {2, 1, 4, 3},
+                      false, std::nullopt},
+        // The mask is a pure function of the element index, as for dropout.
+        AttentionCase{"Dropout", {1, 2, 4, 3}, {1, 2, 5, 3}, {1, 2, 5, 3}, true,
+                      std::nullopt, 0.3}),
+    [](const ::testing::TestParamInfo<AttentionCase> &info) {
+      return info.param.name;
+    });
 
 //===----------------------------------------------------------------------===//
 // Reductions

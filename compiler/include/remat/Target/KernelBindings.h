@@ -404,6 +404,17 @@ template <typename Call> void KernelBindings<Call>::bindCompute() {
                   binding::i64(op.getAxis()),
                   op.getEpsilon().convertToDouble());
   });
+  // logsumexp exists for the backward: unused without one (inference).
+  bind<AttentionOp>([](AttentionOp op, Call &c) {
+    return c.call(REMAT_KERNEL_WITH_SCRATCH(attention), c.operand(op.getQuery()),
+                  c.operand(op.getKey()), c.operand(op.getValue()),
+                  c.operand(op.getMask()), c.result(op.getOutput()),
+                  c.optionalResult(op.getLogsumexp()),
+                  op.getScale().convertToDouble(), op.getCausal(),
+                  op.getDropoutRatio().convertToDouble(),
+                  static_cast<uint64_t>(op.getSeed()),
+                  static_cast<uint64_t>(op.getStream()), c.dropoutStep());
+  });
   bind<BatchNormInferenceOp>([](BatchNormInferenceOp op, Call &c) {
     return c.call(REMAT_KERNEL_WITH_SCRATCH(batchNormInference), c.operand(op.getInput()),
                   c.operand(op.getScale()), c.operand(op.getBias()),
@@ -583,6 +594,20 @@ template <typename Call> void KernelBindings<Call>::bindBackward() {
                   c.optionalResult(op.getScaleGrad()),
                   c.optionalResult(op.getBiasGrad()),
                   binding::i64(op.getAxis()));
+  });
+  bind<AttentionBackwardOp>([](AttentionBackwardOp op, Call &c) {
+    return c.call(REMAT_KERNEL_WITH_SCRATCH(attentionBackward),
+                  c.operand(op.getQuery()), c.operand(op.getKey()),
+                  c.operand(op.getValue()), c.operand(op.getMask()),
+                  c.operand(op.getOutput()), c.operand(op.getLogsumexp()),
+                  c.operand(op.getOutputGrad()),
+                  c.optionalResult(op.getQueryGrad()),
+                  c.optionalResult(op.getKeyGrad()),
+                  c.optionalResult(op.getValueGrad()),
+                  op.getScale().convertToDouble(), op.getCausal(),
+                  op.getDropoutRatio().convertToDouble(),
+                  static_cast<uint64_t>(op.getSeed()),
+                  static_cast<uint64_t>(op.getStream()), c.dropoutStep());
   });
   bind<BatchNormTrainingBackwardOp>(
       [](BatchNormTrainingBackwardOp op, Call &c) {

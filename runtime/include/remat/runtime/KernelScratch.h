@@ -66,6 +66,15 @@ size_t gatherElementsBackwardScratchBytes(const TensorView &dx);
 /// softmaxCrossEntropyLossBackward and nllLossBackward (labels: [N, d...]).
 size_t lossBackwardScratchBytes(const TensorView &labels);
 
+/// attention and attentionBackward: tiles of a few query rows and keys, and
+/// for the backward one key/value head's gradient accumulators, so
+/// O(block x sequence), never O(Sq x Sk). Defined with the kernels
+/// (cpu/Attention.cpp), whose tile sizes they depend on.
+size_t attentionScratchBytes(const TensorView &q, const TensorView &k,
+                             const TensorView &v);
+size_t attentionBackwardScratchBytes(const TensorView &q, const TensorView &k,
+                                     const TensorView &v);
+
 //===----------------------------------------------------------------------===//
 // The same figures with each kernel's own parameter list, named after the
 // kernel: what the compiler's kernel bindings call with the op's arguments
@@ -150,6 +159,21 @@ inline size_t nllLossBackwardScratchBytes(const TensorView &,
                                           const TensorView &, LossReduction,
                                           int64_t, bool) {
   return lossBackwardScratchBytes(target);
+}
+inline size_t attentionScratchBytes(const TensorView &q, const TensorView &k,
+                                    const TensorView &v, const TensorView &,
+                                    const TensorView &, const TensorView &,
+                                    double, bool, double, uint64_t, uint64_t,
+                                    DropoutStep) {
+  return attentionScratchBytes(q, k, v);
+}
+inline size_t attentionBackwardScratchBytes(
+    const TensorView &q, const TensorView &k, const TensorView &v,
+    const TensorView &, const TensorView &, const TensorView &,
+    const TensorView &, const TensorView &, const TensorView &,
+    const TensorView &, double, bool, double, uint64_t, uint64_t,
+    DropoutStep) {
+  return attentionBackwardScratchBytes(q, k, v);
 }
 
 } // namespace remat::rt
