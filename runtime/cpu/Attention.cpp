@@ -460,7 +460,15 @@ size_t attentionBackwardScratchBytes(const TensorView &q, const TensorView &k,
   AttentionDims d;
   if (!shapeDims(q, k, v, d))
     return 0;
-  return BackwardBuffers::bytes(d, tilesFor(d.querySeq, d.keySeq));
+  // The CUDA kernel (runtime/cuda/AttentionGrad.cu) takes D = rowsum(dO * O)
+  // for every query row from the same workspace, in fp32 (double for F64):
+  // the plan's workspace must hold whichever backend needs more.
+  const int64_t queryRows = d.batch * d.queryHeads * d.querySeq;
+  const size_t cudaBytes = q.dtype == DType::F64
+                               ? scratchPiece<double>(queryRows)
+                               : scratchPiece<float>(queryRows);
+  return std::max(BackwardBuffers::bytes(d, tilesFor(d.querySeq, d.keySeq)),
+                  cudaBytes);
 }
 
 void attention(const TensorView &q, const TensorView &k, const TensorView &v,
