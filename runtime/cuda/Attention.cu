@@ -101,7 +101,8 @@ __global__ void __launch_bounds__(kAttentionThreads)
   const A inverse = l > 0 ? A(1) / l : A(0);
   storeSlice<kSlice>(out + (bh * a.querySeq + i) * a.valueDim, o, inverse,
                      a.valueDim, lane);
-  if (lane == 0)
+  // logsumexp is absent when nothing differentiates this op.
+  if (lane == 0 && logsumexp != nullptr)
     logsumexp[bh * a.querySeq + i] = l > 0 ? m + dLog(l) : -dInfinity<A>();
 }
 
@@ -113,18 +114,14 @@ void attention(const TensorView &q, const TensorView &k, const TensorView &v,
                double dropoutRatio, uint64_t seed, uint64_t streamId,
                DropoutStep step) {
   const char *kernel = "attention";
+  const common::AttentionDims d = common::checkAttention(
+      kernel, q, k, v, mask, out, logsumexp, scale, dropoutRatio);
   cudaStream_t stream = context(kernel).stream;
   dispatchAttentionDType(q.dtype, kernel, [&](auto tag) {
     using T = typename decltype(tag)::type;
     AttentionArgs<T> a =
-        attentionArgs<T>(kernel, q, k, v, mask, scale, causal);
+        attentionArgs<T>(d, kernel, q, k, v, mask, scale, causal);
     setDropout(a, kernel, dropoutRatio, seed, streamId, step);
-    requireDType(out, q.dtype, kernel, "output");
-    requireShape(out, {a.batch, a.queryHeads, a.querySeq, a.valueDim}, kernel,
-                 "output");
-    requireDType(logsumexp, statisticsDType(q.dtype), kernel, "logsumexp");
-    requireShape(logsumexp, {a.batch, a.queryHeads, a.querySeq}, kernel,
-                 "logsumexp");
     const int64_t rows = a.batch * a.queryHeads;
     if (rows == 0 || a.querySeq == 0 || a.valueDim == 0)
       return;

@@ -23,6 +23,7 @@
 
 #include "Common.cuh"
 
+#include "common/AttentionChecks.h"
 #include "common/Strides.h"
 
 #include <cuda_bf16.h>
@@ -135,39 +136,30 @@ template <typename T> struct AttentionArgs {
   const uint64_t *step;
 };
 
-/// Operand checks shared by the forward and the backward; returns the
-/// arguments without dropout.
+/// The kernels' arguments for operands that common::checkAttention or
+/// checkAttentionBackward (runtime/common/AttentionChecks.h, shared with the
+/// CPU kernel) has accepted; without dropout.
 template <typename T>
-AttentionArgs<T> attentionArgs(const char *kernel, const TensorView &q,
+AttentionArgs<T> attentionArgs(const common::AttentionDims &d,
+                               const char *kernel, const TensorView &q,
                                const TensorView &k, const TensorView &v,
                                const TensorView &mask, double scale,
                                bool causal) {
-  require(q.rank() == 4 && k.rank() == 4 && v.rank() == 4, kernel,
-          "query, key and value must be [batch, heads, seq, dim]");
-  requireDType(k, q.dtype, kernel, "key");
-  requireDType(v, q.dtype, kernel, "value");
   AttentionArgs<T> a{};
   a.q = q.as<const T>();
   a.k = k.as<const T>();
   a.v = v.as<const T>();
-  a.batch = q.shape[0];
-  a.queryHeads = q.shape[1];
-  a.kvHeads = k.shape[1];
-  a.querySeq = q.shape[2];
-  a.keySeq = k.shape[2];
-  a.headDim = q.shape[3];
-  a.valueDim = v.shape[3];
-  requireShape(k, {a.batch, a.kvHeads, a.keySeq, a.headDim}, kernel, "key");
-  requireShape(v, {a.batch, a.kvHeads, a.keySeq, a.valueDim}, kernel,
-               "value");
-  require(a.kvHeads > 0 && a.queryHeads % a.kvHeads == 0, kernel,
-          "query heads must be a multiple of key/value heads");
+  a.batch = d.batch;
+  a.queryHeads = d.queryHeads;
+  a.kvHeads = d.keyValueHeads;
+  a.querySeq = d.querySeq;
+  a.keySeq = d.keySeq;
+  a.headDim = d.headDim;
+  a.valueDim = d.valueDim;
   if (!mask.empty()) {
-    requireDType(mask, q.dtype, kernel, "mask");
-    const Strides strides = broadcastStrides(
-        mask.shape, {a.batch, a.queryHeads, a.querySeq, a.keySeq}, kernel);
-    for (int d = 0; d < 4; ++d)
-      a.maskStride[d] = strides[d];
+    const Strides strides = broadcastStrides(mask.shape, d.scores(), kernel);
+    for (int dim = 0; dim < 4; ++dim)
+      a.maskStride[dim] = strides[dim];
     a.mask = mask.as<const T>();
   }
   a.scale = static_cast<Acc<T>>(scale);
@@ -179,8 +171,6 @@ AttentionArgs<T> attentionArgs(const char *kernel, const TensorView &q,
 template <typename T>
 void setDropout(AttentionArgs<T> &a, const char *kernel, double ratio,
                 uint64_t seed, uint64_t streamId, const uint64_t *step) {
-  require(ratio >= 0 && ratio < 1, kernel,
-          "dropout ratio must be in [0, 1)");
   if (ratio == 0)
     return;
   require(step != nullptr, kernel, "the step pointer is null");
@@ -189,11 +179,6 @@ void setDropout(AttentionArgs<T> &a, const char *kernel, double ratio,
   a.dropoutThreshold = dropoutThreshold(1.0 - ratio);
   a.keepScale = static_cast<Acc<T>>(1.0 / (1.0 - ratio));
   a.step = step;
-}
-
-/// The logsumexp dtype: F32 for 16-bit inputs, else the inputs'.
-inline DType statisticsDType(DType dtype) {
-  return dtype == DType::F16 || dtype == DType::BF16 ? DType::F32 : dtype;
 }
 
 /// Raises the kernel's dynamic shared memory limit when it needs more than

@@ -133,10 +133,12 @@ __global__ void __launch_bounds__(kAttentionThreads)
 
   if (!keyValid)
     return;
-  storeSlice<kSlice>(dk + (bkv * a.keySeq + j) * a.headDim, dkAcc, a.scale,
-                     a.headDim, lane);
-  storeSlice<kSlice>(dv + (bkv * a.keySeq + j) * a.valueDim, dvAcc, A(1),
-                     a.valueDim, lane);
+  if (dk != nullptr)
+    storeSlice<kSlice>(dk + (bkv * a.keySeq + j) * a.headDim, dkAcc, a.scale,
+                       a.headDim, lane);
+  if (dv != nullptr)
+    storeSlice<kSlice>(dv + (bkv * a.keySeq + j) * a.valueDim, dvAcc, A(1),
+                       a.valueDim, lane);
 }
 
 template <typename T, int kMaxD>
@@ -224,24 +226,17 @@ void attentionBackward(const TensorView &q, const TensorView &k,
                        double scale, bool causal, double dropoutRatio,
                        uint64_t seed, uint64_t streamId, DropoutStep step) {
   const char *kernel = "attentionBackward";
+  // dq, dk and dv are each absent (empty) when nothing reads that gradient.
+  const common::AttentionDims d = common::checkAttentionBackward(
+      kernel, q, k, v, mask, out, logsumexp, dout, dq, dk, dv, scale,
+      dropoutRatio);
   cudaStream_t stream = context(kernel).stream;
   dispatchAttentionDType(q.dtype, kernel, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using A = Acc<T>;
     AttentionArgs<T> a =
-        attentionArgs<T>(kernel, q, k, v, mask, scale, causal);
+        attentionArgs<T>(d, kernel, q, k, v, mask, scale, causal);
     setDropout(a, kernel, dropoutRatio, seed, streamId, step);
-    const Shape outShape{a.batch, a.queryHeads, a.querySeq, a.valueDim};
-    requireDType(out, q.dtype, kernel, "output");
-    requireShape(out, outShape, kernel, "output");
-    requireDType(dout, q.dtype, kernel, "output gradient");
-    requireShape(dout, outShape, kernel, "output gradient");
-    requireDType(logsumexp, statisticsDType(q.dtype), kernel, "logsumexp");
-    requireShape(logsumexp, {a.batch, a.queryHeads, a.querySeq}, kernel,
-                 "logsumexp");
-    requireLike(kernel, q, dq, "query gradient");
-    requireLike(kernel, k, dk, "key gradient");
-    requireLike(kernel, v, dv, "value gradient");
 
     // With no query rows or no keys, nothing reaches the gradients.
     const int64_t queryRows = a.batch * a.queryHeads * a.querySeq;
@@ -263,22 +258,26 @@ void attentionBackward(const TensorView &q, const TensorView &k,
 
       const size_t kvShared = (2 * kStageRows * kMaxD + 2 * kStageRows) * sizeof(A);
       auto *kvKernel = attentionKeyValueGradKernel<T, kMaxD>;
-      allowSharedMemory(kvKernel, kvShared, kernel);
-      const int64_t kvBlocks = a.batch * a.kvHeads *
-                               ((a.keySeq + kBlockRows - 1) / kBlockRows);
-      kvKernel<<<blockCount(kvBlocks, kernel), kAttentionThreads, kvShared,
-                 stream>>>(a, dout.as<const T>(), lse, rowDot, dk.as<T>(),
-                           dv.as<T>());
-      checkLaunch(kernel);
+      if (!dk.empty() || !dv.empty()) {
+        allowSharedMemory(kvKernel, kvShared, kernel);
+        const int64_t kvBlocks = a.batch * a.kvHeads *
+                                 ((a.keySeq + kBlockRows - 1) / kBlockRows);
+        kvKernel<<<blockCount(kvBlocks, kernel), kAttentionThreads, kvShared,
+                   stream>>>(a, dout.as<const T>(), lse, rowDot, dk.as<T>(),
+                             dv.as<T>());
+        checkLaunch(kernel);
+      }
 
       const size_t qShared = 2 * kStageRows * kMaxD * sizeof(A);
       auto *qKernel = attentionQueryGradKernel<T, kMaxD>;
-      allowSharedMemory(qKernel, qShared, kernel);
-      const int64_t qBlocks = a.batch * a.queryHeads *
-                              ((a.querySeq + kBlockRows - 1) / kBlockRows);
-      qKernel<<<blockCount(qBlocks, kernel), kAttentionThreads, qShared,
-                stream>>>(a, dout.as<const T>(), lse, rowDot, dq.as<T>());
-      checkLaunch(kernel);
+      if (!dq.empty()) {
+        allowSharedMemory(qKernel, qShared, kernel);
+        const int64_t qBlocks = a.batch * a.queryHeads *
+                                ((a.querySeq + kBlockRows - 1) / kBlockRows);
+        qKernel<<<blockCount(qBlocks, kernel), kAttentionThreads, qShared,
+                  stream>>>(a, dout.as<const T>(), lse, rowDot, dq.as<T>());
+        checkLaunch(kernel);
+      }
     });
   });
 }

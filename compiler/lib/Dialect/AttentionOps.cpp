@@ -20,13 +20,6 @@ static RankedTensorType rankedType(Value value) {
   return llvm::cast<RankedTensorType>(value.getType());
 }
 
-static std::string shapeString(ArrayRef<int64_t> shape) {
-  std::string s;
-  for (size_t i = 0; i < shape.size(); ++i)
-    s += (i ? "x" : "") + std::to_string(shape[i]);
-  return s.empty() ? "scalar" : s;
-}
-
 namespace {
 /// The dimensions of one attention call: [B, Hq, Sq, D] queries against
 /// [B, Hkv, Sk, D] keys and [B, Hkv, Sk, Dv] values.

@@ -23,13 +23,6 @@ static RankedTensorType rankedType(Value value) {
   return llvm::cast<RankedTensorType>(value.getType());
 }
 
-static std::string shapeString(ArrayRef<int64_t> shape) {
-  std::string s;
-  for (size_t i = 0; i < shape.size(); ++i)
-    s += (i ? "x" : "") + std::to_string(shape[i]);
-  return s.empty() ? "scalar" : s;
-}
-
 //===----------------------------------------------------------------------===//
 // Constants and folders
 //===----------------------------------------------------------------------===//

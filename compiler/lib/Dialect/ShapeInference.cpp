@@ -35,7 +35,7 @@ bool isBroadcastableTo(llvm::ArrayRef<int64_t> from, llvm::ArrayRef<int64_t> to)
   return true;
 }
 
-static std::string shapeString(llvm::ArrayRef<int64_t> shape) {
+std::string shapeString(llvm::ArrayRef<int64_t> shape) {
   std::string s;
   for (size_t i = 0; i < shape.size(); ++i)
     s += (i ? "x" : "") + std::to_string(shape[i]);

@@ -409,6 +409,40 @@ TEST_F(CudaAttention, TwoRunsAreBitwiseEqual) {
   }
 }
 
+// The bindings pass an empty view for a result nothing reads: the forward's
+// logsumexp without a backward, a gradient of the backward nobody needs.
+TEST_F(CudaAttention, AbsentResultsAreNotWritten) {
+  const Problem p = shape(1, 4, 2, 70, 70, 64, 64);
+  const Inputs in = makeInputs(p, DType::F32);
+  const Results full = runCuda(p, in, DType::F32);
+  DeviceTensor q(in.q), k(in.k), v(in.v), dout(in.dout);
+  DeviceTensor stepTensor(make(DType::I64, {1}, {double(p.step)}));
+  const auto *step = static_cast<const uint64_t *>(stepTensor.view().data);
+
+  DeviceTensor out(DType::F32, p.outShape());
+  cuda::attention(q.view(), k.view(), v.view(), TensorView(), out.view(),
+                  TensorView(), p.scale(), p.causal, p.ratio, kSeed, kStream,
+                  step);
+  DeviceTensor lse(DType::F32, p.lseShape()), dq(DType::F32, p.qShape()),
+      dv(DType::F32, p.vShape());
+  cuda::attention(q.view(), k.view(), v.view(), TensorView(), out.view(),
+                  lse.view(), p.scale(), p.causal, p.ratio, kSeed, kStream,
+                  step);
+  cuda::attentionBackward(q.view(), k.view(), v.view(), TensorView(),
+                          out.view(), lse.view(), dout.view(), dq.view(),
+                          TensorView(), TensorView(), p.scale(), p.causal,
+                          p.ratio, kSeed, kStream, step);
+  syncDevice();
+  expectSame(out.host(), full.out, "output without logsumexp");
+  expectSame(dq.host(), full.dq, "query gradient alone");
+  cuda::attentionBackward(q.view(), k.view(), v.view(), TensorView(),
+                          out.view(), lse.view(), dout.view(), TensorView(),
+                          TensorView(), dv.view(), p.scale(), p.causal,
+                          p.ratio, kSeed, kStream, step);
+  syncDevice();
+  expectSame(dv.host(), full.dv, "value gradient alone");
+}
+
 TEST_F(CudaAttention, RejectsMismatchedOperands) {
   DeviceTensor q(DType::F32, {1, 3, 4, 8}), k(DType::F32, {1, 2, 4, 8}),
       v(DType::F32, {1, 2, 4, 8}), out(DType::F32, {1, 3, 4, 8}),

@@ -16,8 +16,12 @@
 #include "llvm/ADT/SmallVector.h"
 
 #include <optional>
+#include <string>
 
 namespace remat {
+
+/// "2x3x4" ("scalar" for rank 0), for diagnostics.
+std::string shapeString(llvm::ArrayRef<int64_t> shape);
 
 /// Numpy broadcast of two shapes; std::nullopt when incompatible.
 std::optional<llvm::SmallVector<int64_t>>
