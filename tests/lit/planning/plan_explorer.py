@@ -121,7 +121,7 @@ def main():
             listing = os.path.join(tmp, "plan.txt")
             remat(remat_opt, model, rest + v, "plan", listing)
             buffers.append(sum(1 for line in open(listing)
-                               if line.startswith("    buffer ")
+                               if line.startswith("arena ")
                                and " offset none " not in line))
 
     errors = [l for l in run.stderr.splitlines()

@@ -45,8 +45,8 @@ def main():
     bound = persistent + report["lower_bound_bytes"] + workspace
 
     # The plan listing: one line per op, recomputations marked.
-    steps = [l for l in listing if l.startswith("step ")]
-    recomputed = [l for l in steps if l.split()[2] == "recompute"]
+    steps = [l for l in listing if l.startswith(("compute ", "recompute "))]
+    recomputed = [l for l in steps if l.startswith("recompute ")]
     check("listing recomputed ops", len(recomputed) == report["recomputed_ops"],
           f"{len(recomputed)} vs report {report['recomputed_ops']}")
     check("listing header", listing[0].startswith("# remat plan: strategy "
