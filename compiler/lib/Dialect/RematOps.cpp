@@ -13,6 +13,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/IR/TypeUtilities.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
 
@@ -527,11 +528,19 @@ LogicalResult TileOp::inferReturnTypes(MLIRContext *,
     return emitOptionalError(loc, "tile needs one repeat per dim (",
                              input.getRank(), "), got ", repeats.size());
   SmallVector<int64_t> shape;
+  int64_t elements = 1;
   for (int64_t d = 0; d < input.getRank(); ++d) {
     if (repeats[d] < 0)
       return emitOptionalError(loc, "tile repeat ", repeats[d], " of dim ", d,
                                " is negative");
-    shape.push_back(input.getDimSize(d) * repeats[d]);
+    // Repeats come from the model file: a corrupt one must be an error, not
+    // an overflowing shape.
+    int64_t size;
+    if (llvm::MulOverflow(input.getDimSize(d), repeats[d], size) ||
+        llvm::MulOverflow(elements, size, elements))
+      return emitOptionalError(loc, "tile repeat ", repeats[d], " of dim ", d,
+                               " makes the result too large");
+    shape.push_back(size);
   }
   types.push_back(RankedTensorType::get(shape, input.getElementType()));
   return success();
