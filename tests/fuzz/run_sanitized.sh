@@ -58,7 +58,8 @@ find "$src/tests/models" "$src/examples" -name '*.onnx' -size -200k \
   -exec cp {} "$corpus/" \; 2>/dev/null || true
 echo "fuzzing the importer for ${seconds} s"
 # Rejected inputs print one importer error each; keep the log to libFuzzer's
-# own lines and any sanitizer report.
+# own lines and any sanitizer report (-a: fuzzed bytes in an error line
+# must not turn the log into "binary file matches" and hide a crash report).
 set -o pipefail
 "$build/bin/importer-fuzzer" -max_total_time="$seconds" -rss_limit_mb=4096 \
-  -timeout=20 -max_len=65536 "$corpus" 2>&1 | grep -v "^error: .*remat-fuzz-"
+  -timeout=20 -max_len=65536 "$corpus" 2>&1 | grep -a -v "^error: .*remat-fuzz-"
