@@ -969,6 +969,8 @@ LogicalResult importSplit(NodeImporter &n) {
   if (!x || !a)
     return failure();
   auto type = typeOf(x);
+  if (type.getRank() == 0)
+    return n.fail("input 'input' is a scalar; Split needs rank >= 1");
   auto axis = n.axis(*a, type.getRank());
   if (!axis)
     return failure();
