@@ -474,15 +474,25 @@ static LogicalResult padShape(std::optional<Location> loc, StringRef opName,
   if ((int64_t)pads.size() != 2 * rank)
     return emitOptionalError(loc, opName, " needs 2 * rank = ", 2 * rank,
                              " pads, got ", pads.size());
+  // Pads come from the model file: bound them before any arithmetic, so a
+  // corrupt value is an error and not an overflow.
+  constexpr int64_t kMaxPad = int64_t(1) << 48;
   for (int64_t d = 0; d < rank; ++d) {
     int64_t begin = pads[d], end = pads[rank + d];
+    if (std::abs(std::max<int64_t>(begin, -kMaxPad)) >= kMaxPad ||
+        std::abs(std::max<int64_t>(end, -kMaxPad)) >= kMaxPad)
+      return emitOptionalError(loc, opName, " pads ", begin, " and ", end,
+                               " of dim ", d, " are out of range");
     int64_t kept = input[d] - std::max<int64_t>(0, -begin) -
                    std::max<int64_t>(0, -end);
     if (kept < 0)
       return emitOptionalError(loc, opName, " pads ", begin, " and ", end,
                                " crop more than the ", input[d],
                                " elements of dim ", d);
-    int64_t size = input[d] + begin + end;
+    int64_t size;
+    if (llvm::AddOverflow(input[d], begin + end, size))
+      return emitOptionalError(loc, opName, " pads ", begin, " and ", end,
+                               " of dim ", d, " are out of range");
     if (mode != "constant" && kept == 0 && size > 0)
       return emitOptionalError(loc, opName, " mode '", mode, "' pads dim ", d,
                                ", which has no element to read");
