@@ -106,18 +106,7 @@ InFlightDiagnostic PlanChecker::error(Value v) const {
 }
 
 std::optional<int64_t> PlanChecker::offsetOf(Value v) const {
-  int64_t offset = -1;
-  if (auto arg = dyn_cast<BlockArgument>(v)) {
-    if (auto attr = func.getArgAttrOfType<IntegerAttr>(
-            arg.getArgNumber(), RematDialect::kArenaOffsetAttr))
-      offset = attr.getInt();
-  } else {
-    auto result = cast<OpResult>(v);
-    auto offsets = result.getOwner()->getAttrOfType<DenseI64ArrayAttr>(
-        "remat.arena_offsets");
-    if (offsets && result.getResultNumber() < offsets.size())
-      offset = offsets[result.getResultNumber()];
-  }
+  int64_t offset = arenaOffsetOf(func, v);
   if (offset < 0)
     return std::nullopt;
   return offset;

@@ -8,6 +8,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/Timing.h"
+#include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
 
@@ -131,6 +132,23 @@ int planTrainStepPipeline(ModuleOp module, const PlanTrainStepOptions &options,
     report.unfusedAttentionBaselineBytes =
         *unfusedArena - *fusedArena + report.baselinePeakBytes;
   return report.feasible ? 0 : 2;
+}
+
+std::optional<CostModel> planCostModel(const PlanTrainStepOptions &options) {
+  const TargetSpec *target = lookupTarget(options.target);
+  if (!target) {
+    llvm::errs() << "remat-opt: error: unknown target '" << options.target
+                 << "'\n";
+    return std::nullopt;
+  }
+  CostModel costModel(*target);
+  std::string error;
+  if (!options.costTable.empty() &&
+      !costModel.loadCostTable(options.costTable, error)) {
+    llvm::errs() << "remat-opt: error: " << error << "\n";
+    return std::nullopt;
+  }
+  return costModel;
 }
 
 } // namespace remat

@@ -11,6 +11,7 @@
 
 #include "remat/Planning/ByteSize.h"
 #include "remat/Planning/PlanTimeline.h"
+#include "remat/Planning/Strategies.h"
 #include "remat/Target/PlanViews.h"
 #include "remat/Tools/PlanPipeline.h"
 
@@ -25,13 +26,6 @@ using namespace mlir;
 namespace remat {
 
 namespace {
-
-constexpr llvm::StringLiteral kStrategies[] = {"none", "all", "sqrt", "milp",
-                                                "auto"};
-
-bool isStrategy(llvm::StringRef name) {
-  return llvm::is_contained(kStrategies, name);
-}
 
 /// The variants --compare names, each a copy of the command line's plan
 /// with its strategy or budget replaced. Empty with a message on bad input.
@@ -52,7 +46,7 @@ parseComparison(const ExplorerCommandOptions &options, std::string &error) {
         return {};
       }
       variant.budget = item.str();
-    } else if (isStrategy(item)) {
+    } else if (plan::parseStrategy(item)) {
       variant.strategy = item.str();
     } else {
       error = "--compare: '" + item.str() +
@@ -68,39 +62,27 @@ parseComparison(const ExplorerCommandOptions &options, std::string &error) {
   return variants;
 }
 
-/// Plans a copy of `module` with `options`. Fails only on a planning error
-/// (an infeasible budget is a report with feasible == false).
-FailureOr<ExplorerPlan> planCopy(ModuleOp module,
-                                 const PlanTrainStepOptions &options,
-                                 bool quiet) {
+/// Plans a copy of `module` with `options` and returns the planned copy
+/// (its report in `report`). Fails only on a planning error: an infeasible
+/// budget is a report with feasible == false. `quiet` also hides the
+/// "no plan fits" error, which the page shows.
+FailureOr<OwningOpRef<ModuleOp>> planCopy(ModuleOp module,
+                                          const PlanTrainStepOptions &options,
+                                          bool quiet, PlanReport &report) {
   OwningOpRef<ModuleOp> copy = module.clone();
-  ExplorerPlan plan;
   int status;
   {
-    // "No plan fits" is what the page shows; other errors still print.
     ScopedDiagnosticHandler hideInfeasible(
         module.getContext(), [&](Diagnostic &d) {
           return success(quiet || llvm::StringRef(d.str()).contains(
                                       "remat-plan: no plan fits"));
         });
-    status = planTrainStepPipeline(*copy, options, plan.report,
+    status = planTrainStepPipeline(*copy, options, report,
                                    /*commandLineOptions=*/false);
   }
   if (status == 1)
     return failure();
-  const TargetSpec *target = lookupTarget(options.target);
-  CostModel costModel(*target);
-  std::string error;
-  if (!options.costTable.empty() &&
-      !costModel.loadCostTable(options.costTable, error)) {
-    llvm::errs() << "remat-opt: error: " << error << "\n";
-    return failure();
-  }
-  plan.timeline = buildPlanTimeline(
-      copy->lookupSymbol<func::FuncOp>("train_step"), plan.report, costModel);
-  plan.label = plan.report.strategy + " at " +
-               formatBytes(plan.report.budgetBytes);
-  return plan;
+  return copy;
 }
 
 } // namespace
@@ -113,20 +95,30 @@ int runExplorerCommand(ModuleOp module, const ExplorerCommandOptions &options,
     llvm::errs() << "remat-opt: error: " << error << "\n";
     return 1;
   }
+  // Every variant shares the command line's target and cost table.
+  std::optional<CostModel> costModel = planCostModel(options.plan);
+  if (!costModel)
+    return 1;
   std::vector<ExplorerPlan> plans;
   bool allFit = true;
   for (auto [index, variant] : llvm::enumerate(variants)) {
     PlanTrainStepOptions withFloor = variant;
     withFloor.reportFloor = true; // the page shows each plan's memory floor
-    FailureOr<ExplorerPlan> plan = planCopy(module, withFloor, false);
-    if (failed(plan))
+    ExplorerPlan plan;
+    auto planned = planCopy(module, withFloor, false, plan.report);
+    if (failed(planned))
       return 1;
+    plan.timeline = buildPlanTimeline(
+        (*planned)->lookupSymbol<func::FuncOp>("train_step"), plan.report,
+        *costModel);
+    plan.label = plan.report.strategy + " at " +
+                 formatBytes(plan.report.budgetBytes);
     llvm::errs() << "remat-opt: plan " << index + 1 << "/" << variants.size()
-                 << ": " << plan->label << ": "
-                 << (plan->report.feasible ? "fits" : "does not fit")
-                 << ", peak " << formatBytes(plan->report.peakBytes) << "\n";
-    allFit &= plan->report.feasible;
-    plans.push_back(std::move(*plan));
+                 << ": " << plan.label << ": "
+                 << (plan.report.feasible ? "fits" : "does not fit")
+                 << ", peak " << formatBytes(plan.report.peakBytes) << "\n";
+    allFit &= plan.report.feasible;
+    plans.push_back(std::move(plan));
   }
 
   // The sweep: every strategy at budgets from the floor to the baseline.
@@ -157,11 +149,12 @@ int runExplorerCommand(ModuleOp module, const ExplorerCommandOptions &options,
         llvm::errs() << "remat-opt: sweep " << ++done << "/"
                      << strategies.size() * points << ": " << strategy
                      << " at " << formatBytes(budget) << "\n";
-        FailureOr<ExplorerPlan> plan = planCopy(module, point, true);
-        if (failed(plan))
+        // A sweep point needs only its report, not the plan's timeline.
+        PlanReport report;
+        if (failed(planCopy(module, point, true, report)))
           return 1;
-        sweep.push_back({strategy, budget, plan->report.feasible,
-                         plan->report.estimatedStepSeconds});
+        sweep.push_back({strategy, budget, report.feasible,
+                         report.estimatedStepSeconds});
       }
   }
   writeHtmlExplorer(options.model, plans, sweep, os);

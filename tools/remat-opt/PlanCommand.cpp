@@ -69,16 +69,11 @@ int runPlanCommand(ModuleOp module, const PlanCommandOptions &options,
   if (view) {
     // The views show the plan that remat-plan chose (for an infeasible
     // budget, its lowest-memory plan), with the cost model it used.
-    const TargetSpec *target = lookupTarget(options.plan.target);
-    CostModel costModel(*target);
-    std::string error;
-    if (!options.plan.costTable.empty() &&
-        !costModel.loadCostTable(options.plan.costTable, error)) {
-      llvm::errs() << "remat-opt: error: " << error << "\n";
+    std::optional<CostModel> costModel = planCostModel(options.plan);
+    if (!costModel)
       return 1;
-    }
     auto step = module.lookupSymbol<func::FuncOp>("train_step");
-    PlanTimeline timeline = buildPlanTimeline(step, report, costModel);
+    PlanTimeline timeline = buildPlanTimeline(step, report, *costModel);
     if (options.emit == "plan")
       writePlanListing(timeline, report, os);
     else if (options.emit == "trace")

@@ -193,4 +193,18 @@ MemoryProfile computeMemoryProfile(func::FuncOp func, int64_t alignment) {
   return profile;
 }
 
+int64_t arenaOffsetOf(func::FuncOp func, Value v) {
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    auto attr = func.getArgAttrOfType<IntegerAttr>(
+        arg.getArgNumber(), RematDialect::kArenaOffsetAttr);
+    return attr ? attr.getInt() : -1;
+  }
+  auto result = cast<OpResult>(v);
+  auto offsets = result.getOwner()->getAttrOfType<DenseI64ArrayAttr>(
+      "remat.arena_offsets");
+  if (!offsets || result.getResultNumber() >= offsets.size())
+    return -1;
+  return offsets[result.getResultNumber()];
+}
+
 } // namespace remat

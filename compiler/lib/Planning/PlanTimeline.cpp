@@ -25,21 +25,6 @@ static std::string typeText(Type type) {
   return text;
 }
 
-/// The offset the planned IR gives `v` (-1: none), as the runtimes read it.
-static int64_t arenaOffset(func::FuncOp func, Value v) {
-  if (auto arg = dyn_cast<BlockArgument>(v)) {
-    auto attr = func.getArgAttrOfType<IntegerAttr>(
-        arg.getArgNumber(), RematDialect::kArenaOffsetAttr);
-    return attr ? attr.getInt() : -1;
-  }
-  auto result = cast<OpResult>(v);
-  auto offsets = result.getOwner()->getAttrOfType<DenseI64ArrayAttr>(
-      "remat.arena_offsets");
-  if (!offsets || result.getResultNumber() >= offsets.size())
-    return -1;
-  return offsets[result.getResultNumber()];
-}
-
 static std::string bufferName(func::FuncOp func, Value v) {
   if (auto arg = dyn_cast<BlockArgument>(v)) {
     if (auto name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
@@ -97,7 +82,7 @@ PlanTimeline buildPlanTimeline(func::FuncOp trainStep, const PlanReport &report,
     buffer.name = bufferName(trainStep, b.value);
     buffer.type = typeText(b.value.getType());
     buffer.bytes = b.bytes;
-    buffer.offset = arenaOffset(trainStep, b.value);
+    buffer.offset = arenaOffsetOf(trainStep, b.value);
     buffer.begin = b.begin;
     buffer.end = b.end;
     buffer.category = b.category;

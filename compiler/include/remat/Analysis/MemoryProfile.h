@@ -77,6 +77,11 @@ bool isPersistentRole(llvm::StringRef role);
 /// `alignment` when it is non-zero.
 int64_t tensorBytes(mlir::Type type, int64_t alignment = 0);
 
+/// The arena offset a planned function's IR gives `v`, as the runtimes read
+/// it: `remat.arena_offset` on an input argument, the entry of
+/// `remat.arena_offsets` on the op for a result; -1 when there is none.
+int64_t arenaOffsetOf(mlir::func::FuncOp func, mlir::Value v);
+
 /// Computes the profile of `func`, whose arguments and results carry
 /// remat.role attributes (a @train_step built by remat-autodiff, or a
 /// @forward). Buffer sizes are rounded up to `alignment` bytes.

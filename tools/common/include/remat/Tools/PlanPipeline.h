@@ -11,11 +11,13 @@
 #ifndef REMAT_TOOLS_PLANPIPELINE_H
 #define REMAT_TOOLS_PLANPIPELINE_H
 
+#include "remat/Analysis/CostModel.h"
 #include "remat/Passes/Passes.h"
 #include "remat/Planning/TrainStepPlanner.h"
 
 #include "mlir/IR/BuiltinOps.h"
 
+#include <optional>
 #include <string>
 
 namespace remat {
@@ -47,6 +49,11 @@ mlir::LogicalResult buildTrainStep(mlir::ModuleOp module,
 int planTrainStepPipeline(mlir::ModuleOp module,
                           const PlanTrainStepOptions &options,
                           PlanReport &report, bool commandLineOptions = false);
+
+/// The cost model remat-plan used for `options` (its target and cost
+/// table), for the views that show a plan's estimated times. std::nullopt,
+/// after an error on stderr, when the target or the table is bad.
+std::optional<CostModel> planCostModel(const PlanTrainStepOptions &options);
 
 } // namespace remat
 
