@@ -1,7 +1,7 @@
 //===- DTypeDispatch.h - Map runtime dtypes to C++ types ---------*- C++ -*-===//
 //
-// The CPU's additions to common/DTypeDispatch.h: storage types for the
-// dtypes without C++ arithmetic, dispatch over every dtype (casts), and
+// The CPU's additions to common/DTypeDispatch.h: a storage type for Bool,
+// dispatch over every dtype (casts), and
 // F32/F64 parameters read and written as double.
 //
 //===----------------------------------------------------------------------===//
@@ -10,6 +10,7 @@
 #define REMAT_RUNTIME_CPU_DTYPEDISPATCH_H
 
 #include "common/DTypeDispatch.h"
+#include "common/FloatStorage.h"
 
 #include <cstdint>
 
@@ -18,13 +19,11 @@ namespace remat::rt::cpu {
 // The checks and the dispatchers shared with the CUDA backend.
 using namespace common;
 
-/// Storage types without C++ arithmetic. They are distinct types (rather than
-/// plain uint16_t / uint8_t) so conversions can tell them from I16/U8, and
-/// Bool is read as a byte so arbitrary non-zero bytes are never UB.
-struct Half { uint16_t bits; };
-struct BFloat16 { uint16_t bits; };
+/// Bool is read as a byte so arbitrary non-zero bytes are never UB (a
+/// distinct type, like the 16-bit float storage types of FloatStorage.h,
+/// so conversions can tell it from U8).
 struct Bool { uint8_t value; };
-static_assert(sizeof(Half) == 2 && sizeof(BFloat16) == 2 && sizeof(Bool) == 1);
+static_assert(sizeof(Bool) == 1);
 
 /// Every dtype, as its storage type.
 template <typename F>

@@ -1,0 +1,89 @@
+//===- FloatStorage.h - Float storage types and their compute types -*- C++ -*-===//
+//
+// Mixed precision stores activations in 16 bits (F16, BF16) but computes in
+// fp32, as PyTorch's autocast kernels do. A float kernel is written once as a
+// template over its *storage* type T and does its math in ComputeType<T>:
+//
+//   using C = ComputeType<T>;          // float for Half/BFloat16/float, double for double
+//   C v = toCompute(x[i]);             // widen on load
+//   y[i] = fromCompute<T>(f(v));       // round to nearest even on store
+//
+// For float and double both conversions are the identity, so fp32 and fp64
+// kernels keep their exact arithmetic. The 16-bit conversions are those of
+// Float16.h, so both backends round the same way and a CUDA kernel gives the
+// CPU's bits wherever its arithmetic is the same. Host+device.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef REMAT_RUNTIME_COMMON_FLOATSTORAGE_H
+#define REMAT_RUNTIME_COMMON_FLOATSTORAGE_H
+
+#include "common/Check.h"
+#include "common/DTypeDispatch.h"
+#include "common/Float16.h"
+#include "remat/runtime/HostDevice.h"
+
+#include <cstdint>
+#include <type_traits>
+
+namespace remat::rt::common {
+
+/// 16-bit float storage without C++ arithmetic: distinct types (rather than
+/// uint16_t) so that conversions can tell them from each other and from
+/// integers.
+struct Half {
+  uint16_t bits;
+};
+struct BFloat16 {
+  uint16_t bits;
+};
+static_assert(sizeof(Half) == 2 && sizeof(BFloat16) == 2);
+
+template <typename T>
+inline constexpr bool kIsHalfStorage =
+    std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
+
+/// The type a kernel computes in for storage type T.
+template <typename T> struct ComputeTypeOf { using type = T; };
+template <> struct ComputeTypeOf<Half> { using type = float; };
+template <> struct ComputeTypeOf<BFloat16> { using type = float; };
+template <typename T> using ComputeType = typename ComputeTypeOf<T>::type;
+
+/// Widens a stored element to its compute type.
+REMAT_HOST_DEVICE inline float toCompute(Half v) {
+  return halfBitsToFloat(v.bits);
+}
+REMAT_HOST_DEVICE inline float toCompute(BFloat16 v) {
+  return bfloat16BitsToFloat(v.bits);
+}
+template <typename T, typename = std::enable_if_t<!kIsHalfStorage<T>>>
+REMAT_HOST_DEVICE inline T toCompute(T v) {
+  return v;
+}
+
+/// Stores a computed value as T (16-bit types round to nearest even).
+template <typename T>
+REMAT_HOST_DEVICE inline T fromCompute(ComputeType<T> v) {
+  if constexpr (std::is_same_v<T, Half>)
+    return Half{floatToHalfBits(v)};
+  else if constexpr (std::is_same_v<T, BFloat16>)
+    return BFloat16{floatToBfloat16Bits(v)};
+  else
+    return v;
+}
+
+/// Float storage: F32, F64, F16, BF16 (compute in ComputeType<T>).
+template <typename F>
+decltype(auto) dispatchFloatStorage(DType dtype, const char *kernel, F &&f) {
+  switch (dtype) {
+  case DType::F32: return f(Tag<float>{});
+  case DType::F64: return f(Tag<double>{});
+  case DType::F16: return f(Tag<Half>{});
+  case DType::BF16: return f(Tag<BFloat16>{});
+  default: unsupportedDType(kernel, dtype);
+  }
+}
+
+} // namespace remat::rt::common
+
+#endif // REMAT_RUNTIME_COMMON_FLOATSTORAGE_H
