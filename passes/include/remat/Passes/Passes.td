@@ -49,6 +49,34 @@ def FuseAttention : Pass<"remat-fuse-attention", "mlir::func::FuncOp"> {
   ];
 }
 
+def MixedPrecision : Pass<"remat-mixed-precision", "mlir::func::FuncOp"> {
+  let summary = "Assign bf16/fp16 compute dtypes by an autocast-style policy";
+  let description = [{
+    Runs on @forward before remat-autodiff. Each fp32 op gets a compute
+    dtype by its class (the policy table in passes/MixedPrecision.cpp, one
+    reason per class): matmul, conv, conv_backward_data and attention
+    compute in the low dtype (16-bit operands, fp32 accumulation in the
+    kernels); softmax, log-softmax, layer norm, reductions, exp/log/pow/
+    reciprocal/softplus and the losses in fp32; batch norm keeps its data's
+    dtype with fp32 statistics and affine parameters; every other op follows
+    its inputs (the widest float operand, 0-d and splat constants aside; a
+    bias added to a low-precision GEMM joins it). Casts are explicit
+    `remat.cast` ops, one per value and dtype, placed before the first op
+    that needs them (a weight is cast once per step however often it is
+    used); constants are converted at compile time; a cast of an exact
+    widening reads the narrower value directly. The signature stays:
+    parameters are fp32 master weights and outputs are cast back to their
+    declared types, so autodiff casts each weight's gradient back to fp32
+    before the optimizer. f64 and existing 16-bit computations are left as
+    they are. The function gets `remat.precision`.
+  }];
+  let dependentDialects = ["remat::RematDialect"];
+  let options = [
+    Option<"precision", "precision", "std::string", "\"bf16\"",
+           "fp32 (no change), bf16 or fp16">,
+  ];
+}
+
 def Autodiff : Pass<"remat-autodiff", "mlir::ModuleOp"> {
   let summary = "Build @train_step (forward, backward, optimizer) from @forward";
   let description = [{
@@ -64,6 +92,15 @@ def Autodiff : Pass<"remat-autodiff", "mlir::ModuleOp"> {
     BatchNorm running statistics computed in training mode become the new
     values of their buffers. Function arguments and results carry
     `remat.name` and `remat.role` so runtimes can feed results back.
+
+    Loss scaling (`loss-scale`, for fp16): the backward is seeded with the
+    scale instead of 1, every parameter gradient is checked for inf/NaN
+    (a chain of remat.any_nonfinite), and the updates take the scale (they
+    unscale the gradient) and the overflow flag (they skip the update); the
+    step counter only advances on a step that was taken. `dynamic` adds the
+    scale (initial 65536) and its growth tracker as persistent state (role
+    `loss_scale`, initial value in `remat.initial_value`) updated by
+    remat.loss_scale_update, exactly as torch.amp.GradScaler.
   }];
   let dependentDialects = ["remat::RematDialect", "mlir::func::FuncDialect"];
   let options = [
@@ -87,6 +124,11 @@ def Autodiff : Pass<"remat-autodiff", "mlir::ModuleOp"> {
            "Weight decay (default 0, or 0.01 for adamw as torch.optim.AdamW)">,
     Option<"returnGradients", "return-gradients", "bool", "false",
            "Also return each parameter's gradient (for testing and dumps)">,
+    Option<"lossScale", "loss-scale", "std::string", "\"none\"",
+           "none, dynamic (torch.amp.GradScaler: 2^16, x2 after 2000 finite "
+           "steps, x0.5 and the step skipped on inf/NaN) or a fixed scale">,
+    Option<"growthInterval", "growth-interval", "int64_t", "2000",
+           "Dynamic loss scaling: finite steps before the scale grows">,
   ];
 }
 
