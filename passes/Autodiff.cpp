@@ -18,6 +18,7 @@
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/DenseSet.h"
 
+#include <cmath>
 #include <numeric>
 
 namespace remat {
@@ -38,6 +39,11 @@ constexpr llvm::StringLiteral kRoleOptimizerState = "optimizer_state";
 constexpr llvm::StringLiteral kRoleStep = "step";
 constexpr llvm::StringLiteral kRoleLoss = "loss";
 constexpr llvm::StringLiteral kRoleGradient = "gradient";
+constexpr llvm::StringLiteral kRoleLossScale = "loss_scale";
+/// torch.amp.GradScaler's defaults.
+constexpr double kInitialLossScale = 65536.0;
+constexpr double kGrowthFactor = 2.0;
+constexpr double kBackoffFactor = 0.5;
 
 RankedTensorType tensorType(Value v) {
   return llvm::cast<RankedTensorType>(v.getType());
@@ -50,6 +56,18 @@ Value scalar(OpBuilder &b, Location loc, Type elementType, double value) {
           ? Attribute(b.getFloatAttr(elementType, value))
           : Attribute(b.getIntegerAttr(elementType, static_cast<int64_t>(value)));
   return b.create<ConstantOp>(loc, type, DenseElementsAttr::get(type, element));
+}
+
+/// `grad` as GradScaler.unscale_ leaves it: multiplied by 1/scale in its
+/// own dtype. Unchanged without a scale.
+Value unscaled(OpBuilder &b, Location loc, Value grad, Value scale) {
+  if (!scale)
+    return grad;
+  Type element = tensorType(grad).getElementType();
+  Value inverse = b.create<ReciprocalOp>(loc, scale);
+  if (element != tensorType(scale).getElementType())
+    inverse = b.create<CastOp>(loc, RankedTensorType::get({}, element), inverse);
+  return b.create<MulOp>(loc, grad, inverse);
 }
 
 /// One result of the training step, with its name and role.
@@ -112,8 +130,17 @@ private:
 
   FailureOr<Value> buildLoss(func::FuncOp func, OpBuilder &b);
   LogicalResult differentiate(func::FuncOp func, OpBuilder &b, Value loss,
+                              Value seedScale,
                               DenseMap<Value, Value> &gradients);
   LogicalResult buildTrainStep(func::FuncOp func);
+
+  /// The loss scale of the step: none, the scale argument (dynamic) or a
+  /// constant. Fails on a malformed --loss-scale.
+  struct LossScaling {
+    Value scale;                  // 0-d f32, or null without scaling
+    Value scaleArg, trackerArg;   // dynamic only
+  };
+  FailureOr<LossScaling> buildLossScaling(func::FuncOp func, OpBuilder &b);
 };
 
 /// Finds the model's scalar loss, or appends one to the logits.
@@ -191,7 +218,7 @@ FailureOr<Value> AutodiffPass::buildLoss(func::FuncOp func, OpBuilder &b) {
 /// Reverse sweep from `loss` over the body, filling `gradients` for every
 /// value that depends on a parameter.
 LogicalResult AutodiffPass::differentiate(func::FuncOp func, OpBuilder &b,
-                                          Value loss,
+                                          Value loss, Value seedScale,
                                           DenseMap<Value, Value> &gradients) {
   SmallVector<Value> parameters;
   for (unsigned i = 0; i < func.getNumArguments(); ++i)
@@ -204,8 +231,49 @@ LogicalResult AutodiffPass::differentiate(func::FuncOp func, OpBuilder &b,
   if (!active.contains(loss))
     return func.emitError("remat-autodiff: the loss does not depend on any "
                           "trainable parameter");
-  Value seed = scalar(b, loss.getLoc(), tensorType(loss).getElementType(), 1.0);
+  // d(loss)/d(loss) = 1, or the loss scale: every gradient is then scaled.
+  Type lossElement = tensorType(loss).getElementType();
+  Value seed = scalar(b, loss.getLoc(), lossElement, 1.0);
+  if (seedScale)
+    seed = tensorType(seedScale).getElementType() == lossElement
+               ? seedScale
+               : Value(b.create<CastOp>(loss.getLoc(),
+                                        RankedTensorType::get({}, lossElement),
+                                        seedScale));
   return buildGradients(b, ops, active, {{loss, seed}}, gradients);
+}
+
+FailureOr<AutodiffPass::LossScaling>
+AutodiffPass::buildLossScaling(func::FuncOp func, OpBuilder &b) {
+  LossScaling scaling;
+  if (lossScale == "none")
+    return scaling;
+  auto f32Scalar = RankedTensorType::get({}, b.getF32Type());
+  if (lossScale == "dynamic") {
+    if (growthInterval < 1) {
+      func.emitError("remat-autodiff: growth-interval must be at least 1");
+      return failure();
+    }
+    scaling.scaleArg =
+        appendArgument(func, f32Scalar, "loss_scale", kRoleLossScale);
+    func.setArgAttr(scaling.scaleArg.cast<BlockArgument>().getArgNumber(),
+                    RematDialect::kInitialValueAttr, b.getF64FloatAttr(kInitialLossScale));
+    scaling.trackerArg =
+        appendArgument(func, RankedTensorType::get({}, b.getI32Type()),
+                       "loss_scale_growth_tracker", kRoleLossScale);
+    scaling.scale = scaling.scaleArg;
+    return scaling;
+  }
+  double fixed = 0;
+  if (StringRef(lossScale).getAsDouble(fixed) || !(fixed > 0) ||
+      !std::isfinite(static_cast<float>(fixed))) {
+    func.emitError("remat-autodiff: loss-scale must be none, dynamic or a "
+                   "positive number that fits fp32, got '")
+        << lossScale << "'";
+    return failure();
+  }
+  scaling.scale = scalar(b, func.getLoc(), b.getF32Type(), fixed);
+  return scaling;
 }
 
 LogicalResult AutodiffPass::buildTrainStep(func::FuncOp func) {
@@ -217,8 +285,11 @@ LogicalResult AutodiffPass::buildTrainStep(func::FuncOp func) {
   FailureOr<Value> lossValue = buildLoss(func, b);
   if (failed(lossValue))
     return failure();
+  FailureOr<LossScaling> scaling = buildLossScaling(func, b);
+  if (failed(scaling))
+    return failure();
   DenseMap<Value, Value> gradients;
-  if (failed(differentiate(func, b, *lossValue, gradients)))
+  if (failed(differentiate(func, b, *lossValue, scaling->scale, gradients)))
     return failure();
 
   // Parameters and buffers, in argument order (before any state is added).
@@ -261,6 +332,21 @@ LogicalResult AutodiffPass::buildTrainStep(func::FuncOp func) {
   // The optimizer sees the 1-based number of the step being taken.
   Value newStep = b.create<AddOp>(loc, stepArg, scalar(b, loc, b.getI64Type(), 1));
 
+  // With loss scaling, one overflow in any gradient skips the whole step
+  // (GradScaler's found_inf): every update waits for the check of all of
+  // them, and a skipped step does not count.
+  Value foundInf;
+  Value stepResult = newStep;
+  if (scaling->scale) {
+    auto flagType = RankedTensorType::get({}, b.getI1Type());
+    foundInf = b.create<ConstantOp>(
+        loc, flagType, DenseElementsAttr::get(flagType, false));
+    for (unsigned index : parameters)
+      if (Value grad = gradients.lookup(func.getArgument(index)))
+        foundInf = b.create<AnyNonFiniteOp>(grad.getLoc(), grad, foundInf);
+    stepResult = b.create<WhereOp>(loc, foundInf, stepArg, newStep);
+  }
+
   SmallVector<StepResult> results;
   results.push_back({*lossValue, "loss", kRoleLoss});
   SmallVector<StepResult> stateResults, gradientResults;
@@ -275,8 +361,8 @@ LogicalResult AutodiffPass::buildTrainStep(func::FuncOp func) {
       Location ploc = param.getLoc();
       if (adam) {
         auto update = b.create<AdamOp>(
-            ploc, param, grad, s.expAvg, s.expAvgSq, newStep,
-            b.getF64FloatAttr(learningRate), b.getF64FloatAttr(beta1),
+            ploc, param, grad, s.expAvg, s.expAvgSq, newStep, scaling->scale,
+            foundInf, b.getF64FloatAttr(learningRate), b.getF64FloatAttr(beta1),
             b.getF64FloatAttr(beta2), b.getF64FloatAttr(eps),
             b.getF64FloatAttr(decay), b.getBoolAttr(optimizer == "adamw"));
         newParam = update.getNewParam();
@@ -284,18 +370,21 @@ LogicalResult AutodiffPass::buildTrainStep(func::FuncOp func) {
         newState.expAvgSq = update.getNewExpAvgSq();
       } else if (sgdMomentum) {
         auto update = b.create<SgdMomentumOp>(
-            ploc, param, grad, s.momentum, newStep, b.getF64FloatAttr(learningRate),
+            ploc, param, grad, s.momentum, newStep, scaling->scale, foundInf,
+            b.getF64FloatAttr(learningRate),
             b.getF64FloatAttr(momentum), b.getF64FloatAttr(dampening),
             b.getF64FloatAttr(decay), b.getBoolAttr(nesterov));
         newParam = update.getNewParam();
         newState.momentum = update.getNewMomentumBuffer();
       } else {
         newParam = b.create<SgdOp>(ploc, param.getType(), param, grad,
+                                   scaling->scale, foundInf,
                                    b.getF64FloatAttr(learningRate),
                                    b.getF64FloatAttr(decay));
       }
       if (returnGradients)
-        gradientResults.push_back({grad, name, kRoleGradient});
+        gradientResults.push_back(
+            {unscaled(b, ploc, grad, scaling->scale), name, kRoleGradient});
     }
     results.push_back({newParam, name, kRoleParameter});
     if (s.momentum)
@@ -320,7 +409,16 @@ LogicalResult AutodiffPass::buildTrainStep(func::FuncOp func) {
       results.push_back({updated, nameOf(func, index), kRoleBuffer});
   }
   results.append(stateResults.begin(), stateResults.end());
-  results.push_back({newStep, "step", kRoleStep});
+  results.push_back({stepResult, "step", kRoleStep});
+  if (scaling->scaleArg) {
+    auto update = b.create<LossScaleUpdateOp>(
+        loc, scaling->scaleArg, scaling->trackerArg, foundInf,
+        b.getF64FloatAttr(kGrowthFactor), b.getF64FloatAttr(kBackoffFactor),
+        b.getI64IntegerAttr(growthInterval));
+    results.push_back({update.getNewScale(), "loss_scale", kRoleLossScale});
+    results.push_back({update.getNewGrowthTracker(),
+                       "loss_scale_growth_tracker", kRoleLossScale});
+  }
   results.append(gradientResults.begin(), gradientResults.end());
 
   // Replace the forward's return with the training step's.

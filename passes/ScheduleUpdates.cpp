@@ -41,8 +41,10 @@ void hoist(Operation *op, ValueRange overwritten = {}) {
 }
 
 /// The operands an optimizer update overwrites in place: the parameter and
-/// its optimizer state.
+/// its optimizer state (the loss scale and its tracker for the scale update).
 SmallVector<Value> updatedInPlace(Operation *update) {
+  if (auto scaleUpdate = dyn_cast<LossScaleUpdateOp>(update))
+    return {scaleUpdate.getScale(), scaleUpdate.getGrowthTracker()};
   if (auto sgd = dyn_cast<SgdOp>(update))
     return {sgd.getParam()};
   if (auto sgd = dyn_cast<SgdMomentumOp>(update))

@@ -52,6 +52,15 @@ inline void requireNumel(const TensorView &view, int64_t numel,
                      " elements, expected " + std::to_string(numel));
 }
 
+/// `view` is one element of `dtype` (a 0-d flag, scale or counter).
+inline void requireScalar(const TensorView &view, DType dtype,
+                          const char *kernel, const char *what) {
+  if (view.empty())
+    fail(kernel, std::string(what) + " is required");
+  requireDType(view, dtype, kernel, what);
+  requireNumel(view, 1, kernel, what);
+}
+
 /// `t` is given and has `like`'s dtype and shape (optimizer state, which
 /// must match its parameter).
 inline void requireLike(const char *kernel, const TensorView &like,

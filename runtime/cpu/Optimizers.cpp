@@ -17,11 +17,59 @@
 namespace remat::rt {
 using namespace cpu;
 
+namespace {
+
+/// What loss scaling asks of one update (KernelApi.inc, "Optimizers").
+struct GradScaling {
+  bool skip = false;
+  bool scaled = false;
+  /// 1 / scale, as GradScaler computes it: in double, rounded to fp32.
+  double inverse = 1.0;
+
+  /// The gradient element the update uses: unscaled in its own dtype.
+  template <typename T> double grad(T g) const {
+    return scaled ? static_cast<double>(
+                        static_cast<T>(static_cast<double>(g) * inverse))
+                  : static_cast<double>(g);
+  }
+};
+
+GradScaling readGradScaling(const TensorView &lossScale,
+                            const TensorView &foundInf, const char *kernel) {
+  GradScaling scaling;
+  if (!foundInf.empty()) {
+    requireScalar(foundInf, DType::Bool, kernel, "foundInf");
+    scaling.skip = foundInf.as<const uint8_t>()[0] != 0;
+  }
+  if (!lossScale.empty()) {
+    requireScalar(lossScale, DType::F32, kernel, "lossScale");
+    scaling.scaled = true;
+    scaling.inverse = static_cast<float>(
+        1.0 / static_cast<double>(lossScale.as<const float>()[0]));
+  }
+  return scaling;
+}
+
+/// A skipped update leaves every output equal to its input.
+void keep(const TensorView &input, const TensorView &output) {
+  if (!output.empty() && !input.empty() && input.data != output.data)
+    copy(input, output);
+}
+
+} // namespace
+
 void sgdUpdate(const TensorView &param, const TensorView &grad,
                const TensorView &momentumBuf, const TensorView &newParam,
                const TensorView &newMomentumBuf, int64_t step,
-               const SgdOptions &options) {
+               const SgdOptions &options, const TensorView &lossScale,
+               const TensorView &foundInf) {
   const char *kernel = "sgdUpdate";
+  const GradScaling scaling = readGradScaling(lossScale, foundInf, kernel);
+  if (scaling.skip) {
+    keep(param, newParam);
+    keep(momentumBuf, newMomentumBuf);
+    return;
+  }
   require(step >= 1, kernel, "step must be >= 1");
   requireLike(kernel, param, grad, "grad");
   requireLike(kernel, param, newParam, "newParam");
@@ -43,7 +91,7 @@ void sgdUpdate(const TensorView &param, const TensorView &grad,
     T *bOut = useMomentum ? newMomentumBuf.as<T>() : nullptr;
     for (int64_t i = 0, n = param.numel(); i < n; ++i) {
       const double pi = p[i];
-      double gi = g[i];
+      double gi = scaling.grad(g[i]);
       if (wd != 0.0)
         gi += wd * pi;
       if (useMomentum) {
@@ -63,8 +111,16 @@ void adamUpdate(const TensorView &param, const TensorView &grad,
                 const TensorView &m, const TensorView &v,
                 const TensorView &newParam, const TensorView &newM,
                 const TensorView &newV, int64_t step,
-                const AdamOptions &options) {
+                const AdamOptions &options, const TensorView &lossScale,
+                const TensorView &foundInf) {
   const char *kernel = "adamUpdate";
+  const GradScaling scaling = readGradScaling(lossScale, foundInf, kernel);
+  if (scaling.skip) {
+    keep(param, newParam);
+    keep(m, newM);
+    keep(v, newV);
+    return;
+  }
   require(step >= 1, kernel, "step must be >= 1");
   requireLike(kernel, param, grad, "grad");
   requireLike(kernel, param, m, "m");
@@ -84,7 +140,7 @@ void adamUpdate(const TensorView &param, const TensorView &grad,
     const T *pm = m.as<const T>(), *pv = v.as<const T>();
     T *pOut = newParam.as<T>(), *mOut = newM.as<T>(), *vOut = newV.as<T>();
     for (int64_t i = 0, n = param.numel(); i < n; ++i) {
-      double pi = p[i], gi = g[i];
+      double pi = p[i], gi = scaling.grad(g[i]);
       if (wd != 0.0) {
         if (decoupled)
           pi *= 1.0 - lr * wd;

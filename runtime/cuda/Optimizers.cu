@@ -28,16 +28,67 @@ struct StepSource {
   __device__ int64_t get() const { return pointer ? *pointer : value; }
 };
 
+/// Loss scaling (KernelApi.inc, "Optimizers"), read on the device so that a
+/// captured graph follows the scale and the overflow flag of every step.
+struct GradScaling {
+  const float *scale = nullptr;     // null: the gradient is not scaled
+  const uint8_t *foundInf = nullptr; // null: never skip
+
+  __device__ bool skip() const { return foundInf && *foundInf != 0; }
+  /// 1 / scale as GradScaler computes it (in double, rounded to fp32).
+  __device__ double inverse() const {
+    return scale ? static_cast<double>(static_cast<float>(
+                       1.0 / static_cast<double>(*scale)))
+                 : 1.0;
+  }
+  /// The gradient element the update uses: unscaled in its own dtype.
+  template <typename T> __device__ double grad(T g, double inverse) const {
+    return scale ? static_cast<double>(
+                       static_cast<T>(static_cast<double>(g) * inverse))
+                 : static_cast<double>(g);
+  }
+};
+
+GradScaling gradScaling(const TensorView &lossScale, const TensorView &foundInf,
+                        const char *kernel) {
+  GradScaling scaling;
+  if (!lossScale.empty()) {
+    requireScalar(lossScale, DType::F32, kernel, "lossScale");
+    scaling.scale = lossScale.as<const float>();
+  }
+  if (!foundInf.empty()) {
+    requireScalar(foundInf, DType::Bool, kernel, "foundInf");
+    scaling.foundInf = foundInf.as<const uint8_t>();
+  }
+  return scaling;
+}
+
+/// A skipped update leaves every output equal to its input.
+template <typename T>
+__device__ void keep(const T *in, T *out, int64_t i) {
+  if (in && out && in != out)
+    out[i] = in[i];
+}
+
 struct SgdArgs {
   double lr, momentum, weightDecay, damp; // damp = 1 - dampening
   bool nesterov, useMomentum;
   StepSource step;
+  GradScaling scaling;
   DeviceStatus *status;
 };
 
 template <typename T>
 __global__ void sgdKernel(const T *p, const T *g, const T *buf, T *pOut,
                           T *bufOut, int64_t n, SgdArgs a) {
+  if (a.scaling.skip()) {
+    REMAT_GRID_STRIDE_LOOP(i, n) {
+      keep(p, pOut, i);
+      keep(buf, bufOut, i);
+    }
+    return;
+  }
+  const double inverse = a.scaling.inverse();
   const int64_t step = a.step.get();
   if (step < 1) {
     if (blockIdx.x == 0 && threadIdx.x == 0)
@@ -48,7 +99,7 @@ __global__ void sgdKernel(const T *p, const T *g, const T *buf, T *pOut,
   const bool readBuf = a.useMomentum && step > 1;
   REMAT_GRID_STRIDE_LOOP(i, n) {
     const double pi = static_cast<double>(p[i]);
-    double gi = static_cast<double>(g[i]);
+    double gi = a.scaling.grad(g[i], inverse);
     if (a.weightDecay != 0.0)
       gi += a.weightDecay * pi;
     if (a.useMomentum) {
@@ -71,12 +122,22 @@ struct AdamArgs {
   // the step comes from there.
   double stepSize, biasCorrection2Sqrt;
   StepSource step;
+  GradScaling scaling;
   DeviceStatus *status;
 };
 
 template <typename T>
 __global__ void adamKernel(const T *p, const T *g, const T *m, const T *v,
                            T *pOut, T *mOut, T *vOut, int64_t n, AdamArgs a) {
+  if (a.scaling.skip()) {
+    REMAT_GRID_STRIDE_LOOP(i, n) {
+      keep(p, pOut, i);
+      keep(m, mOut, i);
+      keep(v, vOut, i);
+    }
+    return;
+  }
+  const double inverse = a.scaling.inverse();
   __shared__ double corrections[2];
   __shared__ bool valid;
   if (threadIdx.x == 0) {
@@ -100,7 +161,7 @@ __global__ void adamKernel(const T *p, const T *g, const T *m, const T *v,
   const double stepSize = corrections[0], bc2 = corrections[1];
   const double b1 = a.beta1, b2 = a.beta2, wd = a.weightDecay;
   REMAT_GRID_STRIDE_LOOP(i, n) {
-    double pi = static_cast<double>(p[i]), gi = static_cast<double>(g[i]);
+    double pi = static_cast<double>(p[i]), gi = a.scaling.grad(g[i], inverse);
     if (wd != 0.0) {
       if (a.decoupled)
         pi *= 1.0 - a.lr * wd;
@@ -124,7 +185,7 @@ __global__ void adamKernel(const T *p, const T *g, const T *m, const T *v,
 void sgdCommon(const TensorView &param, const TensorView &grad,
                const TensorView &momentumBuf, const TensorView &newParam,
                const TensorView &newMomentumBuf, StepSource step, bool readBuf,
-               const SgdOptions &options) {
+               const SgdOptions &options, GradScaling scaling) {
   const char *kernel = "sgdUpdate";
   requireLike(kernel, param, grad, "grad");
   requireLike(kernel, param, newParam, "newParam");
@@ -141,6 +202,7 @@ void sgdCommon(const TensorView &param, const TensorView &grad,
                options.nesterov,
                useMomentum,
                step,
+               scaling,
                ctx.status};
   dispatchFloat(param.dtype, kernel, [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -160,7 +222,7 @@ void adamCommon(const TensorView &param, const TensorView &grad,
                 const TensorView &m, const TensorView &v,
                 const TensorView &newParam, const TensorView &newM,
                 const TensorView &newV, StepSource step,
-                const AdamOptions &options) {
+                const AdamOptions &options, GradScaling scaling) {
   const char *kernel = "adamUpdate";
   requireLike(kernel, param, grad, "grad");
   requireLike(kernel, param, m, "m");
@@ -184,6 +246,7 @@ void adamCommon(const TensorView &param, const TensorView &grad,
     args.biasCorrection2Sqrt = std::sqrt(1.0 - std::pow(options.beta2, t));
   }
   args.step = step;
+  args.scaling = scaling;
   args.status = ctx.status;
   dispatchFloat(param.dtype, kernel, [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -202,40 +265,50 @@ void adamCommon(const TensorView &param, const TensorView &grad,
 void sgdUpdate(const TensorView &param, const TensorView &grad,
                const TensorView &momentumBuf, const TensorView &newParam,
                const TensorView &newMomentumBuf, int64_t step,
-               const SgdOptions &options) {
-  require(step >= 1, "sgdUpdate", "step must be >= 1");
+               const SgdOptions &options, const TensorView &lossScale,
+               const TensorView &foundInf) {
+  GradScaling scaling = gradScaling(lossScale, foundInf, "sgdUpdate");
+  // A step that may be skipped may carry any number; the device checks it.
+  if (!scaling.foundInf)
+    require(step >= 1, "sgdUpdate", "step must be >= 1");
   sgdCommon(param, grad, momentumBuf, newParam, newMomentumBuf,
             StepSource{step, nullptr}, options.momentum != 0.0 && step > 1,
-            options);
+            options, scaling);
 }
 
 void sgdUpdate(const TensorView &param, const TensorView &grad,
                const TensorView &momentumBuf, const TensorView &newParam,
                const TensorView &newMomentumBuf, const int64_t *step,
-               const SgdOptions &options) {
+               const SgdOptions &options, const TensorView &lossScale,
+               const TensorView &foundInf) {
   require(step != nullptr, "sgdUpdate", "the step pointer is null");
   sgdCommon(param, grad, momentumBuf, newParam, newMomentumBuf,
-            StepSource{0, step}, options.momentum != 0.0, options);
+            StepSource{0, step}, options.momentum != 0.0, options,
+            gradScaling(lossScale, foundInf, "sgdUpdate"));
 }
 
 void adamUpdate(const TensorView &param, const TensorView &grad,
                 const TensorView &m, const TensorView &v,
                 const TensorView &newParam, const TensorView &newM,
                 const TensorView &newV, int64_t step,
-                const AdamOptions &options) {
-  require(step >= 1, "adamUpdate", "step must be >= 1");
+                const AdamOptions &options, const TensorView &lossScale,
+                const TensorView &foundInf) {
+  GradScaling scaling = gradScaling(lossScale, foundInf, "adamUpdate");
+  if (!scaling.foundInf)
+    require(step >= 1, "adamUpdate", "step must be >= 1");
   adamCommon(param, grad, m, v, newParam, newM, newV, StepSource{step, nullptr},
-             options);
+             options, scaling);
 }
 
 void adamUpdate(const TensorView &param, const TensorView &grad,
                 const TensorView &m, const TensorView &v,
                 const TensorView &newParam, const TensorView &newM,
                 const TensorView &newV, const int64_t *step,
-                const AdamOptions &options) {
+                const AdamOptions &options, const TensorView &lossScale,
+                const TensorView &foundInf) {
   require(step != nullptr, "adamUpdate", "the step pointer is null");
   adamCommon(param, grad, m, v, newParam, newM, newV, StepSource{0, step},
-             options);
+             options, gradScaling(lossScale, foundInf, "adamUpdate"));
 }
 
 } // namespace remat::rt::cuda

@@ -81,6 +81,35 @@ void copyConstants(const ProgramSpec &program, Device &device,
   }
 }
 
+/// Persistent state that does not start at zero (the loss scale): each
+/// element set to its argument's initial value.
+void initializeState(const ProgramSpec &program, Device &device,
+                     char *persistent) {
+  for (const ArgumentSpec &arg : program.arguments) {
+    if (arg.initialValue == 0 || !isPersistentRole(arg.role))
+      continue;
+    Tensor host(arg.dtype, arg.shape);
+    fill(host.view(), arg.initialValue);
+    device.copyToDevice(persistent + arg.offset, host.data(), host.bytes());
+  }
+}
+
+/// The first element of a device tensor, as double.
+double readAsDouble(DType dtype, const Shape &shape, const char *address,
+                    Device &device) {
+  Tensor host(dtype, shape);
+  device.copyToHost(host.data(), address, host.bytes());
+  Tensor wide(DType::F64, shape);
+  cast(host.view(), wide.view());
+  return wide.as<double>()[0];
+}
+
+/// A 0-d persistent value read back after a step (the step counter, the
+/// loss scale).
+double readScalar(const ArgumentSpec &arg, Device &device, char *persistent) {
+  return readAsDouble(arg.dtype, arg.shape, persistent + arg.offset, device);
+}
+
 /// Opens the weights file: --weights if given (it must exist), else the
 /// model the program was compiled from, which may be absent only with
 /// --random-weights (an executable copied to another machine).
@@ -122,13 +151,9 @@ void openWeights(const ProgramSpec &program, const HarnessOptions &options,
 /// The loss of the step just run, as double.
 double readLoss(const ResultSpec &loss, Device &device, char *arena,
                 char *persistent) {
-  Tensor host(loss.dtype, loss.shape);
-  device.copyToHost(host.data(),
-                    regionBase(loss.region, arena, persistent) + loss.offset,
-                    host.bytes());
-  Tensor wide(DType::F64, loss.shape);
-  cast(host.view(), wide.view());
-  return wide.as<double>()[0];
+  return readAsDouble(loss.dtype, loss.shape,
+                      regionBase(loss.region, arena, persistent) + loss.offset,
+                      device);
 }
 
 /// Host copies of the trained parameters and the buffers the step updates.
@@ -195,6 +220,17 @@ int runHarness(const std::string &programName, const ProgramSpec &program,
       loadWeights(program, weights, options.randomWeights, *device, persistent);
   report.loadedTensors = counts.loaded;
   report.randomTensors = counts.random;
+  initializeState(program, *device, persistent);
+  // The step counter (a step skipped for overflowing gradients leaves it)
+  // and the dynamic loss scale, read after each step.
+  const ArgumentSpec *stepCounter = nullptr, *lossScale = nullptr;
+  for (const ArgumentSpec &arg : program.arguments) {
+    if (std::string(arg.role) == "step")
+      stepCounter = &arg;
+    if (std::string(arg.role) == "loss_scale" &&
+        std::string(arg.name) == "loss_scale")
+      lossScale = &arg;
+  }
 
   if (!options.quiet) {
     std::fprintf(out.info,
@@ -218,6 +254,7 @@ int runHarness(const std::string &programName, const ProgramSpec &program,
   StepContext context;
   context.arena = arena;
   context.persistent = persistent;
+  int64_t stepsBefore = 0; // the step counter's value before each step
   for (int64_t i = 0; i < options.steps; ++i) {
     const std::vector<Tensor> &batch = batches.batch(i);
     for (size_t k = 0; k < batch.size(); ++k) {
@@ -255,11 +292,22 @@ int runHarness(const std::string &programName, const ProgramSpec &program,
     const double value = readLoss(loss, *device, arena, persistent);
     report.losses.push_back(value);
     report.stepSeconds.push_back(seconds);
+    const bool skipped =
+        stepCounter && readScalar(*stepCounter, *device, persistent) ==
+                           static_cast<double>(stepsBefore);
+    report.skipped.push_back(skipped);
+    stepsBefore += skipped ? 0 : 1;
+    if (lossScale)
+      report.lossScales.push_back(readScalar(*lossScale, *device, persistent));
     if (!options.quiet) {
-      std::fprintf(out.info, "step %lld/%lld loss %.6f (%.3f ms)\n",
+      std::fprintf(out.info, "step %lld/%lld loss %.6f (%.3f ms)%s",
                    static_cast<long long>(i + 1),
                    static_cast<long long>(options.steps), value,
-                   seconds * 1e3);
+                   seconds * 1e3,
+                   skipped ? " skipped: inf/NaN gradients" : "");
+      if (lossScale)
+        std::fprintf(out.info, ", loss scale %g", report.lossScales.back());
+      std::fprintf(out.info, "\n");
       std::fflush(out.info);
     }
   }

@@ -31,11 +31,6 @@ int64_t slotBytes(DType dtype, const Shape &shape) {
 
 } // namespace
 
-bool isPersistentRole(const std::string &role) {
-  return role == "parameter" || role == "buffer" ||
-         role == "optimizer_state" || role == "step";
-}
-
 void checkProgram(const ProgramSpec &program) {
   if (!program.trainStep)
     fail("no train step function");

@@ -23,10 +23,6 @@ void checkProgram(const ProgramSpec &program);
 /// is exactly one).
 size_t lossResult(const ProgramSpec &program);
 
-/// Whether a role names state the step updates in place in the persistent
-/// region (parameter, buffer, optimizer_state, step).
-bool isPersistentRole(const std::string &role);
-
 } // namespace remat::rt::harness
 
 #endif // REMAT_RUNTIME_HARNESS_PROGRAMCHECKS_H

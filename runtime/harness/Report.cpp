@@ -54,6 +54,30 @@ double samplesPerSecond(const ProgramSpec &program, double median) {
   return median > 0 ? program.samplesPerStep / median : 0;
 }
 
+int64_t skippedSteps(const RunReport &report) {
+  return std::count(report.skipped.begin(), report.skipped.end(), true);
+}
+
+/// ", bf16, 2 steps skipped (inf/NaN gradients), loss scale 16384": what
+/// mixed precision adds to the summary (nothing for fp32).
+std::string precisionSummary(const ProgramSpec &program,
+                             const RunReport &report) {
+  std::string text;
+  const std::string precision = orEmpty(program.precision);
+  if (!precision.empty() && precision != "fp32")
+    text += ", " + precision;
+  const int64_t skipped = skippedSteps(report);
+  if (skipped > 0 || !report.lossScales.empty())
+    text += ", " + std::to_string(skipped) + " step" +
+            (skipped == 1 ? "" : "s") + " skipped (inf/NaN gradients)";
+  if (!report.lossScales.empty()) {
+    char scale[32];
+    std::snprintf(scale, sizeof scale, "%g", report.lossScales.back());
+    text += std::string(", loss scale ") + scale;
+  }
+  return text;
+}
+
 } // namespace
 
 double medianSeconds(const std::vector<double> &seconds) {
@@ -90,12 +114,14 @@ void printSummary(std::FILE *out, const ProgramSpec &program,
           : std::string();
   std::fprintf(
       out,
-      "trained %zu step%s (%s, %s plan) on %s: median %.3f ms/step%s, "
+      "trained %zu step%s (%s, %s plan%s) on %s: median %.3f ms/step%s, "
       "%.1f samples/s, peak %lld bytes (%s) %s vs %lld (%s) planned%s, "
       "process high-water %s, %lld heap allocations in steps, "
       "final loss %.6f\n",
       steps, steps == 1 ? "" : "s", orEmpty(program.optimizer),
-      orEmpty(program.strategy), report.deviceName.c_str(), median * 1e3,
+      orEmpty(program.strategy),
+      precisionSummary(program, report).c_str(), report.deviceName.c_str(),
+      median * 1e3,
       steps == 1 ? " (a single step: includes warm-up)" : "",
       samplesPerSecond(program, median),
       static_cast<long long>(report.peakBytes),
@@ -133,6 +159,10 @@ void printJson(std::FILE *out, const ProgramSpec &program,
       {"device", jsonString(report.deviceName)},
       {"backend", jsonString(backendName(program.backend))},
       {"optimizer", jsonString(orEmpty(program.optimizer))},
+      {"precision", jsonString(orEmpty(program.precision))},
+      {"skipped_steps", integer(skippedSteps(report))},
+      {"loss_scales",
+       report.lossScales.empty() ? "null" : jsonList(report.lossScales)},
       {"strategy", jsonString(orEmpty(program.strategy))},
       {"data", jsonString(report.data)},
       {"weights", jsonString(report.weights)},

@@ -29,6 +29,11 @@ struct RunReport {
   std::string data;                 // BatchSource::description()
   std::string weights;              // the weights file, or "" if none
   int loadedTensors = 0, randomTensors = 0;
+  /// Loss scaling: steps skipped because a gradient overflowed (the step
+  /// counter did not advance), and the dynamic scale after each step
+  /// (empty without dynamic loss scaling).
+  std::vector<bool> skipped;
+  std::vector<double> lossScales;
 };
 
 /// Median of the step times (mean of the middle two for an even count);
@@ -44,8 +49,9 @@ void printSummary(std::FILE *out, const ProgramSpec &program,
 /// step_seconds_median, samples_per_second, samples_per_step, peak_bytes,
 /// planned_peak_bytes, arena_bytes, persistent_bytes, workspace_bytes,
 /// budget_bytes, host_peak_rss_bytes, step_allocations, steps, device,
-/// backend, optimizer,
-/// strategy, data, weights, loaded_tensors, random_tensors. Floats are
+/// backend, optimizer, precision, skipped_steps, loss_scales (null without
+/// dynamic loss scaling), strategy, data, weights, loaded_tensors,
+/// random_tensors. Floats are
 /// printed with %.9g (losses round-trip as float32; non-finite values are
 /// null, which JSON requires).
 void printJson(std::FILE *out, const ProgramSpec &program,

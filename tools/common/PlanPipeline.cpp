@@ -46,26 +46,51 @@ static std::optional<int64_t> scheduledArenaBytes(ModuleOp module) {
   return planArena(computeMemoryProfile(step)).arenaBytes;
 }
 
+/// remat-mixed-precision on @forward, unless the step stays fp32.
+static void addMixedPrecision(PassManager &pm, StringRef precision) {
+  if (precision == "fp32")
+    return;
+  MixedPrecisionOptions options;
+  options.precision = precision.str();
+  pm.addNestedPass<func::FuncOp>(createMixedPrecision(options));
+}
+
 /// What the step would need without remat-fuse-attention: `unfused` (the
 /// module before fusion) gets the rest of the pipeline, silently (errors
 /// there were reported on the fused step already, or do not matter).
 static std::optional<int64_t>
-unfusedArenaBytes(ModuleOp unfused, const AutodiffOptions &autodiff) {
+unfusedArenaBytes(ModuleOp unfused, const AutodiffOptions &autodiff,
+                  StringRef precision) {
   ScopedDiagnosticHandler quiet(unfused.getContext(),
                                 [](Diagnostic &) { return success(); });
   PassManager pm(unfused.getContext());
   pm.addNestedPass<func::FuncOp>(createFuseGelu());
+  addMixedPrecision(pm, precision);
   pm.addPass(createAutodiff(autodiff));
   if (failed(pm.run(unfused)))
     return std::nullopt;
   return scheduledArenaBytes(unfused);
 }
 
+std::string defaultLossScale(StringRef precision, StringRef lossScale) {
+  if (!lossScale.empty())
+    return lossScale.str();
+  return precision == "fp16" ? "dynamic" : "none";
+}
+
 LogicalResult buildTrainStep(ModuleOp module, const AutodiffOptions &autodiff,
-                             const FusionOptions &fusion,
+                             const FusionOptions &fusion, StringRef precision,
                              bool commandLineOptions) {
-  if (module.lookupSymbol("train_step"))
+  if (module.lookupSymbol("train_step")) {
+    // A training step read from the model (ONNX training ops, or .mlir)
+    // has its dtypes already.
+    if (precision != "fp32")
+      return module.emitError("--precision ")
+             << precision
+             << " applies when remat builds the training step; this module "
+                "already has a @train_step";
     return success();
+  }
   // Kept for the report's with/without comparison.
   OwningOpRef<ModuleOp> unfused;
   if (fusion.attention)
@@ -77,12 +102,13 @@ LogicalResult buildTrainStep(ModuleOp module, const AutodiffOptions &autodiff,
     attention.explain = fusion.explainAttention;
     pm.addNestedPass<func::FuncOp>(createFuseAttention(attention));
   }
+  addMixedPrecision(pm, precision);
   pm.addPass(createAutodiff(autodiff));
   if (failed(runPipeline(pm, module, commandLineOptions)))
     return failure();
   auto step = module.lookupSymbol<func::FuncOp>("train_step");
   if (unfused && step && step->hasAttr(kFusedAttentionAttr))
-    if (auto bytes = unfusedArenaBytes(*unfused, autodiff))
+    if (auto bytes = unfusedArenaBytes(*unfused, autodiff, precision))
       step->setAttr(kUnfusedArenaAttr,
                     Builder(module.getContext()).getI64IntegerAttr(*bytes));
   return success();

@@ -30,7 +30,7 @@ int runPlanCommand(ModuleOp module, const PlanCommandOptions &options,
     return 1;
   }
   if (failed(buildTrainStep(module, options.autodiff, options.fusion,
-                            /*commandLineOptions=*/true)))
+                            options.precision, /*commandLineOptions=*/true)))
     return 1;
   if (html) {
     ExplorerCommandOptions explorer;

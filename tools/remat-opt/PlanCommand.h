@@ -22,6 +22,8 @@ struct PlanCommandOptions {
   /// How to build @train_step when the module has none.
   AutodiffOptions autodiff;
   FusionOptions fusion;
+  /// --precision: fp32, bf16 or fp16 (remat-mixed-precision).
+  std::string precision = "fp32";
   /// remat-plan: budget, strategy, target, MILP limit, cost table, workspace.
   PlanTrainStepOptions plan;
   std::string emit = "report"; // report, json, mlir, cpp, cuda or exe

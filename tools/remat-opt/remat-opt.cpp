@@ -34,7 +34,7 @@ using namespace mlir;
 // put remat's own first, in this order, before MLIR's driver options.
 static llvm::cl::OptionCategory planCategory("1. Planning under a memory budget");
 static llvm::cl::OptionCategory stepCategory(
-    "2. The training step (loss and optimizer)");
+    "2. The training step (loss, optimizer and precision)");
 static llvm::cl::OptionCategory outputCategory(
     "3. Output and code generation");
 static llvm::cl::OptionCategory importCategory("4. ONNX import");
@@ -147,6 +147,17 @@ static llvm::cl::opt<bool> nesterovFlag("nesterov",
 static llvm::cl::opt<double>
     weightDecayFlag("weight-decay", llvm::cl::desc("Weight decay"),
                     llvm::cl::init(-1), llvm::cl::cat(stepCategory));
+static llvm::cl::opt<std::string> precisionFlag(
+    "precision",
+    llvm::cl::desc("Compute dtypes: fp32 (as exported), bf16 or fp16 "
+                   "(mixed precision: matmul/conv/attention in 16 bits, fp32 "
+                   "master weights and optimizer)"),
+    llvm::cl::init("fp32"), llvm::cl::cat(stepCategory));
+static llvm::cl::opt<std::string> lossScaleFlag(
+    "loss-scale",
+    llvm::cl::desc("Loss scaling: dynamic (GradScaler; the fp16 default), a "
+                   "fixed scale, or none (the bf16/fp32 default)"),
+    llvm::cl::cat(stepCategory));
 
 /// "file:line:col" of the first file location inside `loc` (through node
 /// names, fused and call-site locations), or MLIR's own form.
@@ -323,6 +334,14 @@ int main(int argc, char **argv) {
     autodiff.beta2 = beta2Flag;
     autodiff.eps = epsFlag;
     autodiff.weightDecay = weightDecayFlag;
+    if (precisionFlag != "fp32" && precisionFlag != "bf16" &&
+        precisionFlag != "fp16") {
+      llvm::errs() << "remat-opt: error: unknown --precision '"
+                   << precisionFlag << "' (valid: fp32, bf16, fp16)\n";
+      return 1;
+    }
+    command.precision = precisionFlag;
+    autodiff.lossScale = remat::defaultLossScale(precisionFlag, lossScaleFlag);
     command.fusion.attention = !noFuseAttentionFlag;
     command.fusion.explainAttention = explainAttentionFlag;
     command.emit =

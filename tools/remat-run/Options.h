@@ -21,6 +21,10 @@ struct TrainOptions {
   int64_t steps = 1;
   /// remat-autodiff (negative lr / weight decay: the pass's defaults).
   AutodiffOptions autodiff;
+  /// --precision (remat-mixed-precision) and --loss-scale as given (empty:
+  /// the precision's default, see defaultLossScale).
+  std::string precision = "fp32";
+  std::string lossScale;
   // Outputs.
   std::string dumpGrads, dumpParams, dumpBuffers, saveWeights;
   // Checks against reference tensors: pass iff max|a-b| <= tolerance *

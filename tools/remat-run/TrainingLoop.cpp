@@ -11,6 +11,7 @@
 #include "remat/Interpreter/TensorConversion.h"
 #include "remat/Passes/Passes.h"
 #include "remat/Planning/ByteSize.h"
+#include "remat/runtime/Kernels.h"
 #include "remat/runtime/WeightWriter.h"
 #include "remat/Tools/PlanPipeline.h"
 
@@ -30,6 +31,8 @@ namespace {
 struct TrainingState {
   std::map<std::string, rt::Tensor> weights; // parameters and buffers
   std::map<std::string, rt::Tensor> optimizerState;
+  /// Dynamic loss scaling: the scale and its growth tracker.
+  std::map<std::string, rt::Tensor> lossScaleState;
   rt::Tensor step{rt::DType::I64, {}};
   std::map<std::string, rt::Tensor> gradients; // of the first step
   std::set<std::string> parameters, buffers, updatedBuffers;
@@ -118,6 +121,18 @@ bindArguments(func::FuncOp step, unsigned forwardArgs, LoadedModel &loaded,
       args.push_back(&state.step.view());
       continue;
     }
+    if (role == "loss_scale") {
+      auto it = state.lossScaleState.find(name);
+      if (it == state.lossScaleState.end()) {
+        rt::Tensor initial(remat::dtypeOf(type), remat::shapeOf(type));
+        if (auto value = step.getArgAttrOfType<FloatAttr>(
+                i, RematDialect::kInitialValueAttr))
+          rt::fill(initial.view(), value.getValueAsDouble());
+        it = state.lossScaleState.emplace(name, std::move(initial)).first;
+      }
+      args.push_back(&it->second.view());
+      continue;
+    }
     throw ToolError("argument " + label + " of the training step has unknown "
                     "role '" + role + "'");
   }
@@ -162,6 +177,8 @@ double absorbResults(func::FuncOp step, std::vector<rt::Tensor> &results,
       replace(state.weights);
     } else if (role == "optimizer_state") {
       replace(state.optimizerState);
+    } else if (role == "loss_scale") {
+      replace(state.lossScaleState);
     } else if (role == "step") {
       if (result.dtype() != rt::DType::I64 || result.numel() != 1)
         throw ToolError("the step result is " + describe(result.view()));
@@ -232,7 +249,7 @@ int runTraining(MLIRContext &context, const Options &options) {
   remat::FusionOptions fusion;
   fusion.attention = false;
   if (failed(remat::buildTrainStep(*loaded.module, autodiffOptions(train),
-                                   fusion)))
+                                   fusion, train.precision)))
     throw ReportedError("remat-autodiff failed on '" + options.model + "'");
   auto step = loaded.module->lookupSymbol<func::FuncOp>("train_step");
   if (!step)
@@ -249,6 +266,7 @@ int runTraining(MLIRContext &context, const Options &options) {
 
   std::vector<double> losses;
   double runMs = 0;
+  int64_t skippedSteps = 0;
   for (int64_t i = 0; i < train.steps; ++i) {
     // Dropout masks are keyed by the number of steps taken so far.
     const int64_t stepsTaken = *state.step.as<int64_t>();
@@ -258,8 +276,18 @@ int runTraining(MLIRContext &context, const Options &options) {
     runMs += millisecondsSince(stepStart);
     double loss = absorbResults(step, results, i == 0, state);
     losses.push_back(loss);
-    std::cout << "step " << (i + 1) << " loss " << formatLoss(loss)
-              << std::endl;
+    std::cout << "step " << (i + 1) << " loss " << formatLoss(loss);
+    // Loss scaling: a step whose gradients overflowed leaves the counter.
+    if (train.autodiff.lossScale != "none") {
+      const bool skipped = *state.step.as<int64_t>() == stepsTaken;
+      skippedSteps += skipped;
+      if (skipped)
+        std::cout << " (skipped: inf/NaN gradients)";
+      if (auto it = state.lossScaleState.find("loss_scale");
+          it != state.lossScaleState.end())
+        std::cout << " loss scale " << formatNumber(*it->second.as<float>());
+    }
+    std::cout << std::endl;
   }
 
   if (!options.quiet) {
@@ -274,6 +302,11 @@ int runTraining(MLIRContext &context, const Options &options) {
             << interpreter.peakLiveBytes() / 1024.0
             << " KiB of intermediates), final loss "
             << (losses.empty() ? std::string("-") : formatLoss(losses.back()));
+    if (train.precision != "fp32")
+      summary << ", " << train.precision;
+    if (train.autodiff.lossScale != "none")
+      summary << ", " << skippedSteps << " step"
+              << (skippedSteps == 1 ? "" : "s") << " skipped";
     std::cout << summary.str() << std::endl;
   }
 

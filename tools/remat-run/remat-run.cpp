@@ -105,6 +105,17 @@ const char *const kUsage =
     "  --momentum M --dampening D --nesterov   SGD momentum\n"
     "  --beta1 B1 --beta2 B2 --eps E           Adam (0.9, 0.999, 1e-8)\n"
     "  --weight-decay W     (default 0; 0.01 for adamw)\n"
+    "  --precision fp32|bf16|fp16\n"
+    "                       compute dtypes (remat-mixed-precision; default\n"
+    "                       fp32): bf16/fp16 run matmul, conv and attention\n"
+    "                       in 16 bits with fp32 master weights and optimizer\n"
+    "  --loss-scale dynamic|none|S\n"
+    "                       loss scaling: dynamic is torch.amp.GradScaler's\n"
+    "                       (2^16, x2 after 2000 finite steps, x0.5 and the\n"
+    "                       step skipped on inf/NaN; the fp16 default), S a\n"
+    "                       fixed scale (overflowing steps still skipped)\n"
+    "  --growth-interval N  finite steps before a dynamic scale grows\n"
+    "                       (default 2000)\n"
     "  --dump-grads DIR     first step's gradients as DIR/<param>.pb\n"
     "  --dump-params DIR    parameters after the last step\n"
     "  --dump-buffers DIR   updated buffers (BatchNorm running stats) after\n"
@@ -178,7 +189,8 @@ std::optional<Options> parseCommandLine(int argc, char **argv) {
       "--save-weights", "--check-grads",  "--check-params", "--check-buffers",
       "--tolerance",    "--max-final-loss", "--verbose",
       "--skip-grad-below", "--check-exact", "--budget", "--strategy",
-      "--target", "--milp-seconds", "--workspace", "--check-arena"};
+      "--target", "--milp-seconds", "--workspace", "--check-arena",
+      "--precision", "--loss-scale", "--growth-interval"};
   static const std::set<std::string> forwardOnly = {"--outputs", "--expect",
                                                     "--rtol", "--atol",
                                                     "--step"};
@@ -241,7 +253,8 @@ std::optional<Options> parseCommandLine(int argc, char **argv) {
         "--dump-buffers", "--save-weights", "--check-grads",   "--check-params",
         "--check-buffers", "--tolerance",   "--max-final-loss",
         "--skip-grad-below", "--budget",    "--strategy",      "--target",
-        "--milp-seconds", "--workspace"};
+        "--milp-seconds", "--workspace",    "--precision",     "--loss-scale",
+        "--growth-interval"};
     if (!valued.count(flag))
       throw ToolError("unknown option '" + arg + "' (see --help)");
     if (!hasValue) {
@@ -324,6 +337,12 @@ std::optional<Options> parseCommandLine(int argc, char **argv) {
       train.plan.milpSeconds = parseDouble(flag, value);
     else if (flag == "--workspace")
       train.plan.workspace = value;
+    else if (flag == "--precision")
+      train.precision = value;
+    else if (flag == "--loss-scale")
+      train.lossScale = value;
+    else if (flag == "--growth-interval")
+      train.autodiff.growthInterval = parseInt(flag, value);
   }
   if (positional.size() != 1)
     throw ToolError(positional.empty()
@@ -349,6 +368,16 @@ std::optional<Options> parseCommandLine(int argc, char **argv) {
         train.autodiff.loss != "mse")
       throw ToolError("unknown loss '" + train.autodiff.loss +
                       "' (valid: auto, cross-entropy, mse)");
+    if (train.precision != "fp32" && train.precision != "bf16" &&
+        train.precision != "fp16")
+      throw ToolError("unknown precision '" + train.precision +
+                      "' (valid: fp32, bf16, fp16)");
+    train.autodiff.lossScale =
+        remat::defaultLossScale(train.precision, train.lossScale);
+    if (trainFlagsGiven.count("--growth-interval") &&
+        train.autodiff.lossScale != "dynamic")
+      throw ToolError("--growth-interval needs dynamic loss scaling "
+                      "(--precision fp16 or --loss-scale dynamic)");
     if (train.autodiff.loss == "auto" && trainFlagsGiven.count("--labels"))
       throw ToolError("--labels needs --loss cross-entropy|mse");
     if (train.autodiff.loss == "auto" && trainFlagsGiven.count("--logits"))

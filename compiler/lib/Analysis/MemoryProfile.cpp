@@ -2,6 +2,7 @@
 
 #include "remat/Analysis/MemoryProfile.h"
 #include "remat/Dialect/RematOps.h"
+#include "remat/runtime/Program.h"
 
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
@@ -45,8 +46,7 @@ static StringRef resultRole(func::FuncOp func, unsigned index) {
 }
 
 bool isPersistentRole(StringRef role) {
-  return role == "parameter" || role == "buffer" || role == "optimizer_state" ||
-         role == "step";
+  return rt::isPersistentRole(role);
 }
 
 StepRoles classifyStep(func::FuncOp func) {

@@ -112,6 +112,8 @@ double NllLossBackwardOp::getFlops() { return elements(getLossGrad()); }
 double SgdOp::getFlops() { return 3 * elements(getParam()); }
 double SgdMomentumOp::getFlops() { return 6 * elements(getParam()); }
 double AdamOp::getFlops() { return 14 * elements(getParam()); }
+double AnyNonFiniteOp::getFlops() { return elements(getInput()); }
+double LossScaleUpdateOp::getFlops() { return 1; }
 
 /// Query-key pairs an attention op scores: B * Hq * Sq * Sk, about half of
 /// them when causal (the kernels skip hidden tiles).

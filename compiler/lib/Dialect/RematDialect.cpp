@@ -64,9 +64,17 @@ LogicalResult RematDialect::verifyRegionArgAttribute(Operation *op,
                              << kArenaOffsetAttr << "' must be an integer";
     return success();
   }
+  // The value persistent state starts from when it is not zero (the loss
+  // scale).
+  if (attribute.getName() == kInitialValueAttr) {
+    if (!llvm::isa<FloatAttr>(attribute.getValue()))
+      return op->emitError() << "argument " << argIndex << ": '"
+                             << kInitialValueAttr << "' must be a float";
+    return success();
+  }
   return verifyNameOrRole(op, "argument", argIndex, attribute,
                           {"input", "parameter", "buffer", "optimizer_state",
-                           "step"});
+                           "step", "loss_scale"});
 }
 
 LogicalResult RematDialect::verifyRegionResultAttribute(
@@ -74,5 +82,6 @@ LogicalResult RematDialect::verifyRegionResultAttribute(
     NamedAttribute attribute) {
   return verifyNameOrRole(op, "result", resultIndex, attribute,
                           {"output", "loss", "parameter", "buffer",
-                           "optimizer_state", "step", "gradient"});
+                           "optimizer_state", "step", "loss_scale",
+                           "gradient"});
 }

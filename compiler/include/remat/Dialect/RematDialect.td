@@ -21,7 +21,8 @@ def Remat_Dialect : Dialect {
     and results carry `remat.name` (the ONNX name) and `remat.role`:
     `input`, `parameter` (trainable) or `buffer` (constant, or updated only
     by the training step itself, as BatchNorm running statistics) for
-    @forward; training steps add `optimizer_state`, `step`, and the results
+    @forward; training steps add `optimizer_state`, `step`, `loss_scale`
+    (dynamic loss scaling's scale and growth tracker), and the results
     `loss` and `gradient`. Weight data stays in the model file.
   }];
   let cppNamespace = "::remat";
@@ -34,6 +35,9 @@ def Remat_Dialect : Dialect {
     static constexpr llvm::StringLiteral kRoleAttr = "remat.role";
     /// Argument attribute: byte offset of an input in the arena.
     static constexpr llvm::StringLiteral kArenaOffsetAttr = "remat.arena_offset";
+    /// Argument attribute: the value persistent state starts from, when
+    /// not 0 (the loss scale of dynamic loss scaling).
+    static constexpr llvm::StringLiteral kInitialValueAttr = "remat.initial_value";
     /// Function attribute: the model file weights are read from.
     static constexpr llvm::StringLiteral kModelPathAttr = "remat.model_path";
   }];

@@ -701,7 +701,8 @@ template <typename Call> void KernelBindings<Call>::bindOptimizers() {
     // Without momentum the step number does not matter.
     return c.call(REMAT_KERNEL(sgdUpdate), c.operand(op.getParam()),
                   c.operand(op.getGrad()), c.none(),
-                  c.result(op.getNewParam()), c.none(), int64_t{1}, options);
+                  c.result(op.getNewParam()), c.none(), int64_t{1}, options,
+                  c.operand(op.getLossScale()), c.operand(op.getFoundInf()));
   });
   bind<SgdMomentumOp>([](SgdMomentumOp op, Call &c) {
     rt::SgdOptions options;
@@ -714,7 +715,8 @@ template <typename Call> void KernelBindings<Call>::bindOptimizers() {
                   c.operand(op.getGrad()), c.operand(op.getMomentumBuffer()),
                   c.result(op.getNewParam()),
                   c.result(op.getNewMomentumBuffer()),
-                  c.stepNumber(op.getStep()), options);
+                  c.stepNumber(op.getStep()), options,
+                  c.operand(op.getLossScale()), c.operand(op.getFoundInf()));
   });
   bind<AdamOp>([](AdamOp op, Call &c) {
     rt::AdamOptions options;
@@ -728,7 +730,20 @@ template <typename Call> void KernelBindings<Call>::bindOptimizers() {
                   c.operand(op.getGrad()), c.operand(op.getExpAvg()),
                   c.operand(op.getExpAvgSq()), c.result(op.getNewParam()),
                   c.result(op.getNewExpAvg()), c.result(op.getNewExpAvgSq()),
-                  c.stepNumber(op.getStep()), options);
+                  c.stepNumber(op.getStep()), options,
+                  c.operand(op.getLossScale()), c.operand(op.getFoundInf()));
+  });
+  bind<AnyNonFiniteOp>([](AnyNonFiniteOp op, Call &c) {
+    return c.call(REMAT_KERNEL(anyNonFinite), c.operand(op.getInput()),
+                  c.operand(op.getFound()), c.result(op.getResult()));
+  });
+  bind<LossScaleUpdateOp>([](LossScaleUpdateOp op, Call &c) {
+    return c.call(REMAT_KERNEL(lossScaleUpdate), c.operand(op.getScale()),
+                  c.operand(op.getGrowthTracker()), c.operand(op.getFoundInf()),
+                  c.result(op.getNewScale()), c.result(op.getNewGrowthTracker()),
+                  op.getGrowthFactor().convertToDouble(),
+                  op.getBackoffFactor().convertToDouble(),
+                  static_cast<int64_t>(op.getGrowthInterval()));
   });
 }
 

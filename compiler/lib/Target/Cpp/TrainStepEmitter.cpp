@@ -42,11 +42,6 @@ int64_t alignUp(int64_t bytes) {
   return (bytes + kAlignment - 1) / kAlignment * kAlignment;
 }
 
-bool isPersistentRole(StringRef role) {
-  return role == "parameter" || role == "buffer" || role == "optimizer_state" ||
-         role == "step";
-}
-
 const char *dtypeEnumName(rt::DType dtype) {
   switch (dtype) {
   case rt::DType::F32: return "F32";
@@ -199,10 +194,11 @@ LogicalResult TrainStepEmitter::layOutArguments() {
              << "; generated code needs statically shaped tensors of a "
                 "runtime dtype";
     const std::string role = argString(i, RematDialect::kRoleAttr);
-    if (role != "input" && !isPersistentRole(role))
+    if (role != "input" && !rt::isPersistentRole(role))
       return step_.emitError("argument ")
              << i << " has role '" << role
-             << "'; expected input, parameter, buffer, optimizer_state or step";
+             << "'; expected input, parameter, buffer, optimizer_state, step "
+                "or loss_scale";
     auto offset = step_.getArgAttrOfType<IntegerAttr>(
         i, RematDialect::kArenaOffsetAttr);
     if (role == "input" && offset && offset.getInt() >= 0)
@@ -223,7 +219,7 @@ LogicalResult TrainStepEmitter::placeInPlace(Operation *op, Value result,
     if (use.getOwner() == ret.getOperation()) {
       const unsigned index = use.getOperandNumber();
       const std::string r = resultString(index, RematDialect::kRoleAttr);
-      if (isPersistentRole(r)) {
+      if (rt::isPersistentRole(r)) {
         name = resultString(index, RematDialect::kNameAttr);
         role = r;
       }
@@ -425,12 +421,18 @@ void TrainStepEmitter::emitArguments(raw_ostream &os) {
                       .getDimSize(1);
       }
     }
+    double initial = 0;
+    if (auto value = step_.getArgAttrOfType<FloatAttr>(
+            i, RematDialect::kInitialValueAttr))
+      initial = value.getValueAsDouble();
     os << "    {" << cppString(name) << ", " << cppString(role) << ", DType::"
        << dtypeEnumName(dtypeOf(type)) << ", " << cppIntList(shapeOf(arg))
        << ", remat::rt::Region::"
        << (s.region == rt::Region::Arena ? "Arena" : "Persistent") << ", "
-       << cppInt(s.offset) << ", " << inputFile << ", " << cppInt(bound)
-       << "},\n";
+       << cppInt(s.offset) << ", " << inputFile << ", " << cppInt(bound);
+    if (initial != 0)
+      os << ", " << cppDouble(initial);
+    os << "},\n";
   }
   os << "};\n\n";
 }
@@ -443,7 +445,7 @@ void TrainStepEmitter::emitResults(raw_ostream &os) {
     const std::string role = resultString(index, RematDialect::kRoleAttr);
     const Storage &s = storage_.at(value);
     int argument = -1;
-    if (isPersistentRole(role))
+    if (rt::isPersistentRole(role))
       for (BlockArgument arg : step_.getArguments())
         if (argString(arg.getArgNumber(), RematDialect::kNameAttr) == name &&
             argString(arg.getArgNumber(), RematDialect::kRoleAttr) == role)
@@ -524,6 +526,9 @@ void TrainStepEmitter::emitFile(raw_ostream &os) {
         samples = type.getDimSize(0);
       break;
     }
+  StringRef precision = "fp32";
+  if (auto attr = step_->getAttrOfType<StringAttr>("remat.precision"))
+    precision = attr.getValue();
   os << "int main(int argc, char **argv) {\n"
      << "  remat::rt::ProgramSpec program;\n"
      << "  program.modelPath = " << cppString(options_.modelPath) << ";\n"
@@ -531,6 +536,7 @@ void TrainStepEmitter::emitFile(raw_ostream &os) {
      << ";\n"
      << "  program.optimizer = " << cppString(options_.optimizer) << ";\n"
      << "  program.strategy = " << cppString(options_.strategy) << ";\n"
+     << "  program.precision = " << cppString(precision) << ";\n"
      << "  program.arenaBytes = " << cppInt(arenaBytes_) << ";\n"
      << "  program.persistentBytes = " << cppInt(persistentBytes_) << ";\n"
      << "  program.workspaceBytes = " << cppInt(options_.workspaceBytes)

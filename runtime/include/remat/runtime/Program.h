@@ -19,11 +19,21 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 namespace remat::rt {
 
 enum class Backend : uint8_t { Cpu, Cuda };
+
+/// Whether a train-step argument or result of this role (remat.role) is
+/// state that persists from step to step: the compiler keeps it out of the
+/// arena and the runtimes carry it over. The other roles are per-step
+/// (input, loss, gradient, output).
+inline bool isPersistentRole(std::string_view role) {
+  return role == "parameter" || role == "buffer" ||
+         role == "optimizer_state" || role == "step" || role == "loss_scale";
+}
 
 /// Which device buffer a tensor lives in.
 enum class Region : uint8_t { Arena, Persistent };
@@ -31,7 +41,8 @@ enum class Region : uint8_t { Arena, Persistent };
 /// One argument of @train_step, in argument order.
 struct ArgumentSpec {
   const char *name; // remat.name (initializer or graph input name)
-  const char *role; // input, parameter, buffer, optimizer_state or step
+  const char *role; // input, parameter, buffer, optimizer_state, step or
+                    // loss_scale
   DType dtype;
   Shape shape;
   Region region;  // inputs: Arena (copied in before each step); the rest
@@ -43,13 +54,16 @@ struct ArgumentSpec {
   /// Integer inputs: synthetic batches draw values uniformly from
   /// [0, syntheticBound) (a vocabulary size, a class count); 0 otherwise.
   int64_t syntheticBound = 0;
+  /// Persistent state the harness does not load (optimizer state, step,
+  /// loss scale) starts at this value in every element (remat.initial_value).
+  double initialValue = 0;
 };
 
 /// One result of @train_step, in result order.
 struct ResultSpec {
   const char *name;
   const char *role; // loss, parameter, buffer, optimizer_state, step,
-                    // gradient or output
+                    // loss_scale, gradient or output
   DType dtype;
   Shape shape;
   /// Where the step leaves the value. Persistent results are written in
@@ -90,6 +104,7 @@ struct ProgramSpec {
                           // overrides; relative paths are from the cwd)
   Backend backend;
   const char *optimizer;  // sgd, adam, adamw (for messages)
+  const char *precision = "fp32"; // fp32, bf16 or fp16 (--precision)
   const char *strategy;   // the plan's strategy
   int64_t arenaBytes;     // the plan's arena
   int64_t persistentBytes; // parameters + state + constants, 256-aligned

@@ -97,12 +97,14 @@ using OptimizerStep = const int64_t *;
 void sgdUpdate(const TensorView &param, const TensorView &grad,
                const TensorView &momentumBuf, const TensorView &newParam,
                const TensorView &newMomentumBuf, int64_t step,
-               const SgdOptions &options);
+               const SgdOptions &options, const TensorView &lossScale = {},
+               const TensorView &foundInf = {});
 void adamUpdate(const TensorView &param, const TensorView &grad,
                 const TensorView &m, const TensorView &v,
                 const TensorView &newParam, const TensorView &newM,
                 const TensorView &newV, int64_t step,
-                const AdamOptions &options);
+                const AdamOptions &options, const TensorView &lossScale = {},
+                const TensorView &foundInf = {});
 
 } // namespace remat::rt::cuda
 

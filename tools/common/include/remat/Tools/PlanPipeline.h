@@ -30,12 +30,20 @@ struct FusionOptions {
   bool explainAttention = false;
 };
 
+/// remat-autodiff's loss-scale for --precision and --loss-scale as given
+/// (empty when not given): fp16 scales dynamically unless told otherwise,
+/// bf16 and fp32 do not scale.
+std::string defaultLossScale(llvm::StringRef precision,
+                             llvm::StringRef lossScale);
+
 /// Builds @train_step with remat-fuse-gelu, remat-fuse-attention (unless
-/// `fusion` says not to) and remat-autodiff unless the module already has
-/// one. Failure: the diagnostics have been emitted.
+/// `fusion` says not to), remat-mixed-precision (when `precision` is bf16 or
+/// fp16; fp32 leaves the step as exported) and remat-autodiff unless the
+/// module already has one. Failure: the diagnostics have been emitted.
 mlir::LogicalResult buildTrainStep(mlir::ModuleOp module,
                                    const AutodiffOptions &autodiff,
                                    const FusionOptions &fusion = {},
+                                   llvm::StringRef precision = "fp32",
                                    bool commandLineOptions = false);
 
 /// Plans @train_step in place: remat-schedule-updates, then remat-plan with

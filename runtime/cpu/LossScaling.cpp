@@ -1,0 +1,67 @@
+//===- LossScaling.cpp - The overflow check and GradScaler.update ---------===//
+//
+// The two kernels of fp16 dynamic loss scaling besides the optimizers'
+// unscale-and-skip (Optimizers.cpp): the found-inf check of one gradient,
+// and the scale update, which follows torch._amp_update_scale_ operation
+// for operation (a float scale times a double factor, rounded to float).
+//
+//===----------------------------------------------------------------------===//
+
+#include "remat/runtime/Kernels.h"
+
+#include "DTypeDispatch.h"
+
+#include <cmath>
+
+namespace remat::rt {
+using namespace cpu;
+
+void anyNonFinite(const TensorView &x, const TensorView &foundIn,
+                  const TensorView &foundOut) {
+  const char *kernel = "anyNonFinite";
+  requireScalar(foundIn, DType::Bool, kernel, "foundIn");
+  requireScalar(foundOut, DType::Bool, kernel, "foundOut");
+  bool found = foundIn.as<const uint8_t>()[0] != 0;
+  if (!found)
+    dispatchFloatStorage(x.dtype, kernel, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      const T *data = x.as<const T>();
+      for (int64_t i = 0, n = x.numel(); i < n && !found; ++i)
+        found = !std::isfinite(toCompute(data[i]));
+    });
+  foundOut.as<uint8_t>()[0] = found ? 1 : 0;
+}
+
+void lossScaleUpdate(const TensorView &scale, const TensorView &growthTracker,
+                     const TensorView &foundInf, const TensorView &newScale,
+                     const TensorView &newGrowthTracker, double growthFactor,
+                     double backoffFactor, int64_t growthInterval) {
+  const char *kernel = "lossScaleUpdate";
+  requireScalar(scale, DType::F32, kernel, "scale");
+  requireScalar(newScale, DType::F32, kernel, "newScale");
+  requireScalar(growthTracker, DType::I32, kernel, "growthTracker");
+  requireScalar(newGrowthTracker, DType::I32, kernel, "newGrowthTracker");
+  requireScalar(foundInf, DType::Bool, kernel, "foundInf");
+  require(growthInterval >= 1, kernel, "growthInterval must be >= 1");
+  float current = scale.as<const float>()[0];
+  int32_t tracker = growthTracker.as<const int32_t>()[0];
+  if (foundInf.as<const uint8_t>()[0] != 0) {
+    current = static_cast<float>(current * backoffFactor);
+    tracker = 0;
+  } else {
+    const int64_t successful = static_cast<int64_t>(tracker) + 1;
+    if (successful == growthInterval) {
+      const float grown = static_cast<float>(current * growthFactor);
+      // The scale never grows past fp32's range to inf.
+      if (std::isfinite(grown))
+        current = grown;
+      tracker = 0;
+    } else {
+      tracker = static_cast<int32_t>(successful);
+    }
+  }
+  newScale.as<float>()[0] = current;
+  newGrowthTracker.as<int32_t>()[0] = tracker;
+}
+
+} // namespace remat::rt
