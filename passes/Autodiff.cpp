@@ -41,7 +41,6 @@ constexpr llvm::StringLiteral kRoleLoss = "loss";
 constexpr llvm::StringLiteral kRoleGradient = "gradient";
 constexpr llvm::StringLiteral kRoleLossScale = "loss_scale";
 /// torch.amp.GradScaler's defaults.
-constexpr double kInitialLossScale = 65536.0;
 constexpr double kGrowthFactor = 2.0;
 constexpr double kBackoffFactor = 0.5;
 
@@ -254,10 +253,18 @@ AutodiffPass::buildLossScaling(func::FuncOp func, OpBuilder &b) {
       func.emitError("remat-autodiff: growth-interval must be at least 1");
       return failure();
     }
+    if (!(initLossScale > 0) ||
+        !std::isfinite(static_cast<float>(initLossScale))) {
+      func.emitError("remat-autodiff: init-loss-scale must be a positive "
+                     "number that fits fp32, got ")
+          << initLossScale;
+      return failure();
+    }
     scaling.scaleArg =
         appendArgument(func, f32Scalar, "loss_scale", kRoleLossScale);
     func.setArgAttr(scaling.scaleArg.cast<BlockArgument>().getArgNumber(),
-                    RematDialect::kInitialValueAttr, b.getF64FloatAttr(kInitialLossScale));
+                    RematDialect::kInitialValueAttr,
+                    b.getF64FloatAttr(static_cast<float>(initLossScale)));
     scaling.trackerArg =
         appendArgument(func, RankedTensorType::get({}, b.getI32Type()),
                        "loss_scale_growth_tracker", kRoleLossScale);
@@ -436,8 +443,11 @@ LogicalResult AutodiffPass::buildTrainStep(func::FuncOp func) {
       FunctionType::get(&getContext(), func.getArgumentTypes(), types));
   func.setAllResultAttrs(attrs);
 
-  // The optimizer, for reports ("16 bytes per parameter with adam").
+  // The optimizer, for reports ("16 bytes per parameter with adam"), and
+  // the loss scaling.
   func->setAttr("remat.optimizer", b.getStringAttr(optimizer));
+  if (scaling->scale)
+    func->setAttr("remat.loss_scale", b.getStringAttr(lossScale));
 
   // Forward values that neither the loss nor backward needs are dropped.
   for (Operation &op : llvm::make_early_inc_range(llvm::reverse(body)))

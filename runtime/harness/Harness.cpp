@@ -306,7 +306,7 @@ int runHarness(const std::string &programName, const ProgramSpec &program,
                    seconds * 1e3,
                    skipped ? " skipped: inf/NaN gradients" : "");
       if (lossScale)
-        std::fprintf(out.info, ", loss scale %g", report.lossScales.back());
+        std::fprintf(out.info, ", loss scale %.9g", report.lossScales.back());
       std::fprintf(out.info, "\n");
       std::fflush(out.info);
     }

@@ -72,7 +72,7 @@ std::string precisionSummary(const ProgramSpec &program,
             (skipped == 1 ? "" : "s") + " skipped (inf/NaN gradients)";
   if (!report.lossScales.empty()) {
     char scale[32];
-    std::snprintf(scale, sizeof scale, "%g", report.lossScales.back());
+    std::snprintf(scale, sizeof scale, "%.9g", report.lossScales.back());
     text += std::string(", loss scale ") + scale;
   }
   return text;

@@ -53,6 +53,10 @@ def main():
     p.add_argument("--optimizer", default="adam")
     p.add_argument("--lr", default="1e-3")
     p.add_argument("--steps", type=int, default=3)
+    p.add_argument("--precision", default="fp32")
+    p.add_argument("--loss-scale-flags", default="",
+                   help="extra loss-scaling flags for both tools, e.g. "
+                        "'--init-loss-scale 16777216 --growth-interval 2'")
     p.add_argument("--work", required=True)
     args = p.parse_args()
 
@@ -60,7 +64,8 @@ def main():
     os.makedirs(args.work)
     exe = os.path.join(args.work, "train")
     training = ["--budget", args.budget, "--strategy", args.strategy,
-                "--target", "cpu", "--optimizer", args.optimizer, "--lr", args.lr]
+                "--target", "cpu", "--optimizer", args.optimizer, "--lr", args.lr,
+                "--precision", args.precision] + args.loss_scale_flags.split()
 
     out = run([args.remat_opt, args.model] + training +
               ["--emit=exe", "--backend", "cpu", "-o", exe])
@@ -70,20 +75,30 @@ def main():
     report = json.loads(run([exe, "--steps", str(args.steps), "--inputs", args.inputs,
                              "--dump-params", exe_params, "--json"], merge_stderr=False))
     for key in ["losses", "step_seconds_median", "samples_per_second",
-                "peak_bytes", "planned_peak_bytes"]:
+                "peak_bytes", "planned_peak_bytes", "precision", "skipped_steps"]:
         if key not in report:
             sys.exit("FAIL: the executable's --json has no '%s'" % key)
 
     run_params = os.path.join(args.work, "run-params")
     log = run([args.remat_run, args.model, "--train", "--steps", str(args.steps),
                "--inputs", args.inputs, "--dump-params", run_params] + training)
-    run_losses = [m.group(1) for m in re.finditer(r"^step \d+ loss (\S+)$", log, re.M)]
+    # With loss scaling the line goes on: "(skipped: ...) loss scale S".
+    run_losses = [m.group(1) for m in re.finditer(r"^step \d+ loss (\S+)", log, re.M)]
+    run_skipped = len(re.findall(r"^step \d+ loss \S+ \(skipped", log, re.M))
 
     ok = True
     exe_losses = ["%.6f" % float(x) for x in report["losses"]]
     print("losses  executable %s\n        remat-run  %s" % (exe_losses, run_losses))
     if exe_losses != run_losses or len(run_losses) != args.steps:
         print("FAIL: losses differ")
+        ok = False
+    if report["precision"] != args.precision:
+        print("FAIL: the executable reports precision %s, not %s" %
+              (report["precision"], args.precision))
+        ok = False
+    if report["skipped_steps"] != run_skipped:
+        print("FAIL: the executable skipped %d steps, remat-run %d" %
+              (report["skipped_steps"], run_skipped))
         ok = False
     names = sorted(os.listdir(run_params))
     if sorted(os.listdir(exe_params)) != names or not names:

@@ -158,6 +158,15 @@ static llvm::cl::opt<std::string> lossScaleFlag(
     llvm::cl::desc("Loss scaling: dynamic (GradScaler; the fp16 default), a "
                    "fixed scale, or none (the bf16/fp32 default)"),
     llvm::cl::cat(stepCategory));
+static llvm::cl::opt<double> initLossScaleFlag(
+    "init-loss-scale",
+    llvm::cl::desc("Dynamic loss scaling: the first step's scale"),
+    llvm::cl::init(65536.0), llvm::cl::cat(stepCategory));
+static llvm::cl::opt<int64_t> growthIntervalFlag(
+    "growth-interval",
+    llvm::cl::desc("Dynamic loss scaling: finite steps before the scale "
+                   "doubles"),
+    llvm::cl::init(2000), llvm::cl::cat(stepCategory));
 
 /// "file:line:col" of the first file location inside `loc` (through node
 /// names, fused and call-site locations), or MLIR's own form.
@@ -342,6 +351,8 @@ int main(int argc, char **argv) {
     }
     command.precision = precisionFlag;
     autodiff.lossScale = remat::defaultLossScale(precisionFlag, lossScaleFlag);
+    autodiff.initLossScale = initLossScaleFlag;
+    autodiff.growthInterval = growthIntervalFlag;
     command.fusion.attention = !noFuseAttentionFlag;
     command.fusion.explainAttention = explainAttentionFlag;
     command.emit =

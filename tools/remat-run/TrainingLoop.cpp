@@ -47,6 +47,13 @@ remat::AutodiffOptions autodiffOptions(const TrainOptions &train) {
   return o;
 }
 
+/// A float with the digits that round-trip it (9 significant).
+std::string formatFloat(float value) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.9g", static_cast<double>(value));
+  return buffer;
+}
+
 std::string formatLoss(double loss) {
   char buffer[40];
   std::snprintf(buffer, sizeof buffer, "%.6f", loss);
@@ -285,7 +292,7 @@ int runTraining(MLIRContext &context, const Options &options) {
         std::cout << " (skipped: inf/NaN gradients)";
       if (auto it = state.lossScaleState.find("loss_scale");
           it != state.lossScaleState.end())
-        std::cout << " loss scale " << formatNumber(*it->second.as<float>());
+        std::cout << " loss scale " << formatFloat(*it->second.as<float>());
     }
     std::cout << std::endl;
   }

@@ -116,6 +116,7 @@ const char *const kUsage =
     "                       fixed scale (overflowing steps still skipped)\n"
     "  --growth-interval N  finite steps before a dynamic scale grows\n"
     "                       (default 2000)\n"
+    "  --init-loss-scale S  a dynamic scale's first value (default 65536)\n"
     "  --dump-grads DIR     first step's gradients as DIR/<param>.pb\n"
     "  --dump-params DIR    parameters after the last step\n"
     "  --dump-buffers DIR   updated buffers (BatchNorm running stats) after\n"
@@ -190,7 +191,8 @@ std::optional<Options> parseCommandLine(int argc, char **argv) {
       "--tolerance",    "--max-final-loss", "--verbose",
       "--skip-grad-below", "--check-exact", "--budget", "--strategy",
       "--target", "--milp-seconds", "--workspace", "--check-arena",
-      "--precision", "--loss-scale", "--growth-interval"};
+      "--precision", "--loss-scale", "--growth-interval",
+      "--init-loss-scale"};
   static const std::set<std::string> forwardOnly = {"--outputs", "--expect",
                                                     "--rtol", "--atol",
                                                     "--step"};
@@ -254,7 +256,7 @@ std::optional<Options> parseCommandLine(int argc, char **argv) {
         "--check-buffers", "--tolerance",   "--max-final-loss",
         "--skip-grad-below", "--budget",    "--strategy",      "--target",
         "--milp-seconds", "--workspace",    "--precision",     "--loss-scale",
-        "--growth-interval"};
+        "--growth-interval", "--init-loss-scale"};
     if (!valued.count(flag))
       throw ToolError("unknown option '" + arg + "' (see --help)");
     if (!hasValue) {
@@ -343,6 +345,8 @@ std::optional<Options> parseCommandLine(int argc, char **argv) {
       train.lossScale = value;
     else if (flag == "--growth-interval")
       train.autodiff.growthInterval = parseInt(flag, value);
+    else if (flag == "--init-loss-scale")
+      train.autodiff.initLossScale = parseDouble(flag, value);
   }
   if (positional.size() != 1)
     throw ToolError(positional.empty()
@@ -374,10 +378,11 @@ std::optional<Options> parseCommandLine(int argc, char **argv) {
                       "' (valid: fp32, bf16, fp16)");
     train.autodiff.lossScale =
         remat::defaultLossScale(train.precision, train.lossScale);
-    if (trainFlagsGiven.count("--growth-interval") &&
-        train.autodiff.lossScale != "dynamic")
-      throw ToolError("--growth-interval needs dynamic loss scaling "
-                      "(--precision fp16 or --loss-scale dynamic)");
+    for (const char *flag : {"--growth-interval", "--init-loss-scale"})
+      if (trainFlagsGiven.count(flag) && train.autodiff.lossScale != "dynamic")
+        throw ToolError(std::string(flag) +
+                        " needs dynamic loss scaling (--precision fp16 or "
+                        "--loss-scale dynamic)");
     if (train.autodiff.loss == "auto" && trainFlagsGiven.count("--labels"))
       throw ToolError("--labels needs --loss cross-entropy|mse");
     if (train.autodiff.loss == "auto" && trainFlagsGiven.count("--logits"))

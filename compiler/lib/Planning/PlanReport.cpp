@@ -62,6 +62,11 @@ void printPlanReport(const PlanReport &r, llvm::raw_ostream &os) {
   os << "\nSummary\n";
   row("parameters", std::to_string(r.parameterCount) + " (" +
                         formatBytes(r.parameterBytes) + ")");
+  row("precision", r.precision == "fp32"
+                       ? std::string("fp32")
+                       : r.precision + " compute, fp32 master weights and "
+                                       "optimizer state, loss scaling " +
+                             r.lossScale);
   row("ops in the step", std::to_string(r.numOps));
   row("fused attention",
       std::to_string(r.fusedAttention) + " block" +
@@ -94,6 +99,16 @@ void printPlanReport(const PlanReport &r, llvm::raw_ostream &os) {
   for (const auto &[category, bytes] : r.peakBreakdown)
     row("    " + category + " at peak", formatBytes(bytes));
   row("  workspace", formatBytes(r.workspaceBytes));
+  if (r.precision != "fp32") {
+    auto byDType = [](const std::map<std::string, int64_t> &bytes) {
+      std::string text;
+      for (const auto &[dtype, n] : bytes)
+        text += (text.empty() ? "" : ", ") + dtype + " " + formatBytes(n);
+      return text;
+    };
+    row("  persistent by dtype", byDType(r.persistentBytesByDType));
+    row("  arena peak by dtype", byDType(r.peakArenaBytesByDType));
+  }
   if (r.simulatedPeakBytes > 0)
     row("simulated peak", formatBytes(r.simulatedPeakBytes) +
                               " (the strategy's estimate before the arena "
@@ -143,6 +158,12 @@ void printPlanReportJson(const PlanReport &r, llvm::raw_ostream &os) {
   llvm::json::Object breakdown;
   for (const auto &[category, bytes] : r.peakBreakdown)
     breakdown[category] = bytes;
+  auto byDType = [](const std::map<std::string, int64_t> &bytes) {
+    llvm::json::Object object;
+    for (const auto &[dtype, n] : bytes)
+      object[dtype] = n;
+    return object;
+  };
   llvm::json::Object root{
       {"feasible", r.feasible},
       {"strategy", r.strategy},
@@ -164,6 +185,10 @@ void printPlanReportJson(const PlanReport &r, llvm::raw_ostream &os) {
       {"persistent_bytes", r.persistentBytes},
       {"workspace_bytes", r.workspaceBytes},
       {"peak_breakdown_bytes", std::move(breakdown)},
+      {"precision", r.precision},
+      {"loss_scale", r.lossScale},
+      {"persistent_bytes_by_dtype", byDType(r.persistentBytesByDType)},
+      {"peak_arena_bytes_by_dtype", byDType(r.peakArenaBytesByDType)},
       {"parameter_count", r.parameterCount},
       {"parameter_bytes", r.parameterBytes},
       {"num_ops", r.numOps},

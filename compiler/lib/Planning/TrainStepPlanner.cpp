@@ -108,8 +108,11 @@ std::string explainInfeasible(const PlanReport &report,
           "be recomputed)";
   }
   // Only levers that would change something for this step: a smaller batch
-  // shrinks activations, not persistent state; SGD only helps an Adam step.
-  std::vector<std::string> levers = {"bf16 weights"};
+  // or 16-bit activations shrink activations, not persistent state (master
+  // weights and optimizer state stay fp32); SGD only helps an Adam step.
+  std::vector<std::string> levers;
+  if (!persistentAlone && report.precision == "fp32")
+    levers.push_back("--precision bf16 (16-bit activations)");
   llvm::StringRef optimizer(options.optimizer);
   if (optimizer.equals_insensitive("adam") ||
       optimizer.equals_insensitive("adamw"))
@@ -121,6 +124,32 @@ std::string explainInfeasible(const PlanReport &report,
   for (size_t i = 0; i < levers.size(); ++i)
     help += (i == 0 ? "" : i + 1 == levers.size() ? ", or " : ", ") + levers[i];
   return why + "; what would help: " + help;
+}
+
+std::string dtypeName(Value value) {
+  std::string name;
+  llvm::raw_string_ostream os(name);
+  os << llvm::cast<ShapedType>(value.getType()).getElementType();
+  return name;
+}
+
+/// PlanReport's bytes by dtype: persistent arguments (constants, which the
+/// persistent region also holds, by their own type), and the arena buffers
+/// live at the arena's peak.
+void countBytesByDType(func::FuncOp func, const MemoryProfile &profile,
+                       int64_t alignment, PlanReport &report) {
+  StepRoles roles = classifyStep(func);
+  for (BlockArgument arg : func.getArguments())
+    if (roles.persistent.contains(arg))
+      report.persistentBytesByDType[dtypeName(arg)] +=
+          tensorBytes(arg.getType(), alignment);
+  func.walk([&](ConstantOp constant) {
+    report.persistentBytesByDType[dtypeName(constant.getResult())] +=
+        tensorBytes(constant.getType(), alignment);
+  });
+  for (const BufferLifetime &b : profile.buffers)
+    if (b.begin <= profile.peakStep && profile.peakStep <= b.end)
+      report.peakArenaBytesByDType[dtypeName(b.value)] += b.bytes;
 }
 
 } // namespace
@@ -140,6 +169,10 @@ FailureOr<PlanReport> planTrainStep(func::FuncOp func, const CostModel &costMode
   report.strategy = plan::strategyName(options.strategy);
   report.target = costModel.getTarget().name.str();
   report.budgetBytes = options.budgetBytes;
+  if (auto precision = func->getAttrOfType<StringAttr>("remat.precision"))
+    report.precision = precision.str();
+  if (auto lossScale = func->getAttrOfType<StringAttr>("remat.loss_scale"))
+    report.lossScale = lossScale.str();
   // The workspace holds the runtime's reserve (--workspace: cuBLAS on GPU
   // targets) and, on the CPU, the scratch of the op that needs most. The
   // scratch figures are the CPU kernels' (KernelScratch.h); the CUDA kernels
@@ -320,6 +353,7 @@ FailureOr<PlanReport> planTrainStep(func::FuncOp func, const CostModel &costMode
   for (size_t c = 0; c < profile.peakByCategory.size(); ++c)
     report.peakBreakdown[categoryName(static_cast<MemoryCategory>(c))] =
         profile.peakByCategory[c];
+  countBytesByDType(func, profile, options.alignment, report);
   // The planned peak as the runtime allocates it: persistent state, the
   // arena and the workspace.
   report.peakBytes =

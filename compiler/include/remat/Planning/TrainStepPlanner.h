@@ -86,6 +86,16 @@ struct PlanReport {
   /// The baseline peak the step would have without remat-fuse-attention
   /// (drivers that built both; 0: not measured).
   int64_t unfusedAttentionBaselineBytes = 0;
+  /// Mixed precision, from the step: remat.precision (fp32 when absent)
+  /// and the loss scaling autodiff built (none, dynamic or the fixed
+  /// scale).
+  std::string precision = "fp32";
+  std::string lossScale = "none";
+  /// The planned peak by element type ("f32", "bf16", ...): persistent
+  /// state, and the arena tensors live at the arena's peak (the workspace
+  /// and the arena's fragmentation have no dtype).
+  std::map<std::string, int64_t> persistentBytesByDType;
+  std::map<std::string, int64_t> peakArenaBytesByDType;
   bool milpProvedOptimal = false;
   double milpGap = 0;
   double plannerSeconds = 0;

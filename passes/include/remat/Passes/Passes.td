@@ -99,8 +99,8 @@ def Autodiff : Pass<"remat-autodiff", "mlir::ModuleOp"> {
     unscale the gradient) and the overflow flag (they skip the update); the
     step counter only advances on a step that was taken. `dynamic` adds the
     scale (initial 65536) and its growth tracker as persistent state (role
-    `loss_scale`, initial value in `remat.initial_value`) updated by
-    remat.loss_scale_update, exactly as torch.amp.GradScaler.
+    `loss_scale`, initial value `init-loss-scale` in `remat.initial_value`)
+    updated by remat.loss_scale_update, exactly as torch.amp.GradScaler.
   }];
   let dependentDialects = ["remat::RematDialect", "mlir::func::FuncDialect"];
   let options = [
@@ -129,6 +129,9 @@ def Autodiff : Pass<"remat-autodiff", "mlir::ModuleOp"> {
            "steps, x0.5 and the step skipped on inf/NaN) or a fixed scale">,
     Option<"growthInterval", "growth-interval", "int64_t", "2000",
            "Dynamic loss scaling: finite steps before the scale grows">,
+    Option<"initLossScale", "init-loss-scale", "double", "65536.0",
+           "Dynamic loss scaling: the scale of the first step "
+           "(GradScaler's init_scale)">,
   ];
 }
 
