@@ -254,3 +254,27 @@ func.func @attention_backward_lse(%q: tensor<1x2x4x8xf16>, %k: tensor<1x2x6x8xf1
   %dq, %dk, %dv = remat.attention_backward %q, %k, %v, %o, %l, %o {scale = 0.5 : f64} : (tensor<1x2x4x8xf16>, tensor<1x2x6x8xf16>, tensor<1x2x6x8xf16>, tensor<1x2x4x8xf16>, tensor<1x2x4xf16>, tensor<1x2x4x8xf16>) -> (tensor<1x2x4x8xf16>, tensor<1x2x6x8xf16>, tensor<1x2x6x8xf16>)
   return %dq : tensor<1x2x4x8xf16>
 }
+
+// -----
+
+func.func @any_nonfinite_flag(%g: tensor<4xf32>, %found: tensor<2xi1>) -> tensor<2xi1> {
+  // expected-error@+1 {{found must be a 0-d tensor, got 'tensor<2xi1>'}}
+  %r = remat.any_nonfinite %g, %found : (tensor<4xf32>, tensor<2xi1>) -> tensor<2xi1>
+  return %r : tensor<2xi1>
+}
+
+// -----
+
+func.func @loss_scale_interval(%s: tensor<f32>, %t: tensor<i32>, %f: tensor<i1>) -> tensor<f32> {
+  // expected-error@+1 {{growth_interval must be at least 1, got 0}}
+  %ns, %nt = remat.loss_scale_update %s, %t, %f {growth_interval = 0 : i64} : (tensor<f32>, tensor<i32>, tensor<i1>) -> (tensor<f32>, tensor<i32>)
+  return %ns : tensor<f32>
+}
+
+// -----
+
+func.func @adam_scale_shape(%p: tensor<4xf32>, %step: tensor<i64>, %s: tensor<1xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{loss_scale must be a 0-d tensor, got 'tensor<1xf32>'}}
+  %np, %nm, %nv = remat.adam %p, %p, %p, %p, %step unscale %s {lr = 1.0e-3 : f64, beta1 = 0.9 : f64, beta2 = 0.999 : f64, eps = 1.0e-8 : f64} : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<i64>, tensor<1xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
+  return %np : tensor<4xf32>
+}
