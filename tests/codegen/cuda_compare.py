@@ -1,11 +1,16 @@
 """The CUDA-vs-CPU equivalence check, shared by cuda_equivalence.py (ctest)
 and the GPU bundle's run_programs.py (tools/gpu): one place states the
-tolerances. fp32 on both sides, different GEMM and reduction orders:
+tolerances. The same precision on both sides, different GEMM and reduction
+orders:
 
-  losses      |cuda - cpu| <= 1e-4 * max(1, |cpu|)
-  parameters  |cuda - cpu| <= atol + 1e-3 * |cpu|, atol = 1e-5 for SGD; for
-              Adam, whose normalised step turns tiny gradient differences
-              into up to lr per step, lr * steps
+  losses      |cuda - cpu| <= r * max(1, |cpu|), r = 1e-4 in fp32; in bf16
+              and fp16, where one rounding of an activation that lands the
+              other side of a 16-bit rounding boundary moves it by 2^-8
+              (bf16) or 2^-11 (fp16) relative, r = 1e-2
+  parameters  |cuda - cpu| <= atol + rtol * |cpu|, rtol = 1e-3 (1e-2 in 16
+              bits), atol = 1e-5 for SGD; for Adam, whose normalised step
+              turns tiny gradient differences into up to lr per step,
+              lr * steps
   peak        measured <= planned + 16 MiB. The plan already holds every
               byte the program allocates (regions, and a workspace with the
               cuBLAS workspace and all kernel scratch); the device's
@@ -23,20 +28,27 @@ import tensor_proto
 PEAK_SLACK_BYTES = 16 << 20
 
 
-def compare(report, cpu_losses, cuda_params, cpu_params, optimizer, lr, steps):
+def compare(report, cpu_losses, cuda_params, cpu_params, optimizer, lr, steps,
+            precision="fp32"):
     """Returns (failures, notes): one line per failed check, naming the
     tensor where one is at fault, and the figures worth printing either way.
     `report` is the executable's --json output."""
     failures, notes = [], []
+    low = precision in ("bf16", "fp16")
+    loss_rtol, param_rtol = (1e-2, 1e-2) if low else (1e-4, 1e-3)
+    reported = report.get("precision", "fp32")
+    if reported != precision:
+        failures.append("the program reports precision %s, not %s" %
+                        (reported, precision))
     cuda_losses = report["losses"]
     notes.append("losses  cuda %s\n        cpu  %s" % (cuda_losses, cpu_losses))
     if len(cuda_losses) != len(cpu_losses):
         failures.append("%d losses on CUDA, %d on the CPU" %
                         (len(cuda_losses), len(cpu_losses)))
     for step, (a, b) in enumerate(zip(cuda_losses, cpu_losses), 1):
-        if abs(a - b) > 1e-4 * max(1.0, abs(b)):
+        if abs(a - b) > loss_rtol * max(1.0, abs(b)):
             failures.append("loss of step %d: cuda %.7g, cpu %.7g (beyond "
-                            "1e-4 relative)" % (step, a, b))
+                            "%g relative)" % (step, a, b, loss_rtol))
             break
 
     atol = 1e-5 if optimizer == "sgd" else float(lr) * steps
@@ -57,11 +69,12 @@ def compare(report, cpu_losses, cuda_params, cpu_params, optimizer, lr, steps):
             failures.append("parameter %s has %d elements on CUDA, %d on the "
                             "CPU" % (name, len(a), len(b)))
             continue
-        excess = max((abs(x - y) - (atol + 1e-3 * abs(y))
+        excess = max((abs(x - y) - (atol + param_rtol * abs(y))
                       for x, y in zip(a, b)), default=float("-inf"))
         if excess > 0:
             failures.append("parameter %s differs: |cuda - cpu| exceeds "
-                            "%g + 1e-3*|cpu| by %.3g" % (name, atol, excess))
+                            "%g + %g*|cpu| by %.3g" % (name, atol, param_rtol,
+                                                       excess))
         if excess > worst[0]:
             worst = (excess, name)
     notes.append("%d parameter files; largest |cuda - cpu| - tolerance: %.3g "

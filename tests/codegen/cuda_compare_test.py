@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """cuda_compare.compare on made-up dumps: equal runs pass; a parameter off
 by more than the tolerance, a loss off, a missing file and a peak over the
-plan each fail with a line naming what failed."""
+plan each fail with a line naming what failed; a 16-bit run is held to the
+16-bit tolerances and to its precision."""
 import os
 import struct
 import sys
@@ -46,6 +47,16 @@ def main():
     expect("param", cuda_compare.compare(report, [2.0, 1.5], off, cpu, "sgd", "0.1", 3), "w.pb")
     expect("loss", cuda_compare.compare(report, [2.0, 1.4], same, cpu, "sgd", "0.1", 3),
            "loss of step 2")
+    # 0.5% off: beyond fp32's loss tolerance, within bf16's; 5% is beyond both.
+    bf16 = dict(report, precision="bf16")
+    expect("bf16 loss", cuda_compare.compare(bf16, [2.0, 1.4925], same, cpu, "sgd",
+                                             "0.1", 3, "bf16"), None)
+    expect("fp32 loss", cuda_compare.compare(report, [2.0, 1.4925], same, cpu, "sgd",
+                                             "0.1", 3), "loss of step 2")
+    expect("bf16 loss off", cuda_compare.compare(bf16, [2.0, 1.425], same, cpu, "sgd",
+                                                 "0.1", 3, "bf16"), "loss of step 2")
+    expect("precision", cuda_compare.compare(report, [2.0, 1.5], same, cpu, "sgd",
+                                             "0.1", 3, "bf16"), "precision fp32")
     os.remove(os.path.join(same, "b.pb"))
     expect("missing", cuda_compare.compare(report, [2.0, 1.5], same, cpu, "sgd", "0.1", 3),
            "b.pb")

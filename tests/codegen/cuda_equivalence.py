@@ -78,12 +78,13 @@ def compare(args, training, exe):
     log = must(run([args.remat_run, args.model, "--train", "--steps",
                     str(args.steps), "--inputs", args.inputs,
                     "--dump-params", cpu_params] + training))
+    # With loss scaling the line goes on: "(skipped...) loss scale S".
     cpu_losses = [float(m.group(1))
-                  for m in re.finditer(r"^step \d+ loss (\S+)$", log, re.M)]
+                  for m in re.finditer(r"^step \d+ loss (\S+)", log, re.M)]
 
     failures, notes = cuda_compare.compare(
         report, cpu_losses, cuda_params, cpu_params, args.optimizer, args.lr,
-        args.steps)
+        args.steps, args.precision)
     print("\n".join(notes))
     for failure in failures:
         print("FAIL: " + failure)
@@ -104,10 +105,12 @@ def main():
     p.add_argument("--optimizer", default="sgd")
     p.add_argument("--lr", default="0.1")
     p.add_argument("--steps", type=int, default=3)
+    p.add_argument("--precision", default="fp32")
     p.add_argument("--work", required=True)
     args = p.parse_args()
     training = ["--budget", args.budget, "--strategy", args.strategy,
-                "--target", "cpu", "--optimizer", args.optimizer, "--lr", args.lr]
+                "--target", "cpu", "--optimizer", args.optimizer, "--lr", args.lr,
+                "--precision", args.precision]
     exe = os.path.join(args.work, "train")
     if args.mode == "build":
         return build(args, training, exe)

@@ -35,7 +35,7 @@ mkdir -p "$OUT"/{programs,models,reference}
 # The programs. name|model dir (holding loss/model.onnx and
 # loss/test_data_set_0; "-" = scale model, given by path in the next field)|
 # budget|strategy|optimizer|lr|target|reference (yes: remat-run checks it;
-# no: measured only)
+# no: measured only)[|precision (default fp32)]
 PROGRAMS=(
   "mlp-baseline|tests/fixtures/mlp|1GB|none|sgd|0.1|cpu|yes"
   "mlp-14MB|tests/fixtures/mlp|14MB|auto|adam|1e-3|cpu|yes"
@@ -52,21 +52,30 @@ PROGRAMS=(
   # its 10.59 GB baseline (attention fused) on the H100 cost model.
   "gpt2_small-baseline|tests/fixtures/scale/gpt2_small|1TB|none|adam|1e-4|h100|no"
   "gpt2_small-50pct|tests/fixtures/scale/gpt2_small|5.30GB|auto|adam|1e-4|h100|no"
-  # bf16 (mixed precision): not implemented yet. When it is, add the same
-  # models here with its flag (e.g. "gpt2_small-bf16-...|...") and let
-  # run_programs.py compare them with the bf16 tolerances.
+  # Mixed precision (--precision): the same models in bf16, fp16 with
+  # dynamic loss scaling, and GPT-2 small in bf16 at its baseline and at 50%
+  # of its bf16 baseline (8.04 GB) for the step time against PyTorch's bf16
+  # autocast (torch_baseline.py).
+  "gpt2_tiny-bf16-baseline|tests/fixtures/gpt2_tiny|1GB|none|adam|1e-3|cpu|yes|bf16"
+  "gpt2_tiny-bf16-13MB|tests/fixtures/gpt2_tiny|13MB|auto|adam|1e-3|cpu|yes|bf16"
+  "gpt2_tiny-fp16-15.3MB|tests/fixtures/gpt2_tiny|15.3MB|auto|adam|1e-3|cpu|yes|fp16"
+  "llama_tiny-bf16-2.5MB|tests/models/pytorch/llama_tiny|2.5MB|auto|adam|1e-3|cpu|yes|bf16"
+  "cnn-bf16-baseline|tests/models/pytorch/cnn|1GB|none|sgd|0.1|cpu|yes|bf16"
+  "gpt2_small-bf16-baseline|tests/fixtures/scale/gpt2_small|1TB|none|adam|1e-4|h100|no|bf16"
+  "gpt2_small-bf16-50pct|tests/fixtures/scale/gpt2_small|4.02GB|auto|adam|1e-4|h100|no|bf16"
 )
 
 json="["
 for entry in "${PROGRAMS[@]}"; do
-  IFS='|' read -r name dir budget strategy optimizer lr target reference <<<"$entry"
+  IFS='|' read -r name dir budget strategy optimizer lr target reference precision <<<"$entry"
+  precision=${precision:-fp32}
   model=$dir/loss/model.onnx
   inputs=$dir/loss/test_data_set_0
   random=false
   if [ "$reference" = no ]; then model=$dir/model_loss.onnx; inputs=; random=true; fi
   key=$(basename "$dir")
   training=(--budget "$budget" --strategy "$strategy" --target "$target"
-            --optimizer "$optimizer" --lr "$lr")
+            --optimizer "$optimizer" --lr "$lr" --precision "$precision")
   echo "bundle: $name: remat-opt $model ${training[*]}"
   "$REMAT_OPT" "$model" "${training[@]}" --emit=cuda -o "$OUT/programs/$name" >/dev/null
   "$REMAT_OPT" "$model" "${training[@]}" --emit=json > "$OUT/programs/$name/plan.json"
@@ -91,9 +100,9 @@ for entry in "${PROGRAMS[@]}"; do
       fi
     done
   fi
-  json+=$(printf '\n {"name": "%s", "model": "models/%s/model.onnx", "inputs": %s, "budget": "%s", "strategy": "%s", "optimizer": "%s", "lr": "%s", "target": "%s", "reference": %s, "random_weights": %s, "reference_steps": %d},' \
+  json+=$(printf '\n {"name": "%s", "model": "models/%s/model.onnx", "inputs": %s, "budget": "%s", "strategy": "%s", "optimizer": "%s", "lr": "%s", "target": "%s", "precision": "%s", "reference": %s, "random_weights": %s, "reference_steps": %d},' \
     "$name" "$key" "$( [ -n "$inputs" ] && echo "\"models/$key/test_data_set_0\"" || echo null)" \
-    "$budget" "$strategy" "$optimizer" "$lr" "$target" \
+    "$budget" "$strategy" "$optimizer" "$lr" "$target" "$precision" \
     "$( [ "$reference" = yes ] && echo true || echo false)" "$random" $STEPS)
 done
 printf '%s\n]\n' "${json%,}" > "$OUT/programs.json"

@@ -56,11 +56,13 @@ def check(bundle, exe, p, work, dry):
                                       result.stderr.strip()[-400:])], []
     report = json.loads(result.stdout)
     with open(os.path.join(ref, "remat-run.log")) as f:
+        # With loss scaling the line goes on: "(skipped...) loss scale S".
         cpu_losses = [float(m.group(1)) for m in
-                      re.finditer(r"^step \d+ loss (\S+)$", f.read(), re.M)]
+                      re.finditer(r"^step \d+ loss (\S+)", f.read(), re.M)]
     return cuda_compare.compare(report, cpu_losses, params,
                                 os.path.join(ref, "params"), p["optimizer"],
-                                p["lr"], p["reference_steps"])
+                                p["lr"], p["reference_steps"],
+                                p.get("precision", "fp32"))
 
 
 def measure(bundle, exe, p, dry):
@@ -93,7 +95,8 @@ def run_all(args):
     for p in programs:
         exe = os.path.join(args.bin, p["name"])
         entry = {"name": p["name"], "budget": p["budget"], "strategy": p["strategy"],
-                 "optimizer": p["optimizer"], "target": p["target"]}
+                 "optimizer": p["optimizer"], "target": p["target"],
+                 "precision": p.get("precision", "fp32")}
         with open(os.path.join(args.bundle, "programs", p["name"], "plan.json")) as f:
             plan = json.load(f)
         entry["estimated_step_seconds"] = plan.get("estimated_step_seconds")
@@ -171,13 +174,13 @@ def report(args):
                                     for k, v in status.items()), "",
              "CUDA kernel tests: %s tests, %s failures" % (
                  kernel.get("tests", "?"), kernel.get("failures", "?")), "",
-             "| program | budget | strategy | equivalence | step ms (median) | "
+             "| program | precision | budget | strategy | equivalence | step ms (median) | "
              "est. step ms | peak MiB | planned MiB | budget MiB |",
-             "|---|---|---|---|---:|---:|---:|---:|---:|"]
+             "|---|---|---|---|---|---:|---:|---:|---:|---:|"]
     for p in programs:
         m = p.get("measured", {})
-        lines.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
-            p["name"], p["budget"], p["strategy"],
+        lines.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            p["name"], p.get("precision", "fp32"), p["budget"], p["strategy"],
             p["equivalence"] + ("".join("; " + x for x in p.get("failures", []))),
             ms(m.get("step_seconds_median")), ms(p.get("estimated_step_seconds")),
             mb(m.get("peak_bytes")), mb(m.get("planned_peak_bytes")),
