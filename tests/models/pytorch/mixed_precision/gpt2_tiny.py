@@ -12,9 +12,9 @@ fixture's nodes, so that torch.autocast sees the same ops the original model did
     F.cross_entropy                SoftmaxCrossEntropyLoss (mean)
 
 The sizes and the LayerNorm epsilon are read from the graph, and the attention scale in the graph
-is checked to be 1/sqrt(head_dim) (`config_from_onnx`); `make_loss_curves.py` fills the module with the file's initializers by
-name and proves the module is the export: same loss on the fixture batch, same
-gradients within the fixture's tolerance.
+is checked to be 1/sqrt(head_dim) (`config_from_onnx`). `make_loss_curves.py` fills the module
+with the file's initializers by name and proves that it is the export: the same loss on the
+fixture's batch, the same gradients within the fixture's tolerance.
 """
 
 import math
