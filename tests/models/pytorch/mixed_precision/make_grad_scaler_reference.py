@@ -23,7 +23,6 @@ It writes grad_scaler.json beside itself (README.md there says how the environme
 """
 
 import json
-import sys
 from pathlib import Path
 
 import torch
