@@ -32,7 +32,8 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[4]
-STEP_LINE = re.compile(r"^step (\d+) loss (\S+)$")
+# With loss scaling remat-run's line goes on: "(skipped: ...) loss scale S".
+STEP_LINE = re.compile(r"^step (\d+) loss (\S+)(?: .*)?$")
 
 
 class Failure(Exception):
