@@ -447,7 +447,7 @@ LogicalResult AutodiffPass::buildTrainStep(func::FuncOp func) {
   // the loss scaling.
   func->setAttr("remat.optimizer", b.getStringAttr(optimizer));
   if (scaling->scale)
-    func->setAttr("remat.loss_scale", b.getStringAttr(lossScale));
+    func->setAttr(RematDialect::kLossScaleAttr, b.getStringAttr(lossScale));
 
   // Forward values that neither the loss nor backward needs are dropped.
   for (Operation &op : llvm::make_early_inc_range(llvm::reverse(body)))

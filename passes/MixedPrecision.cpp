@@ -202,7 +202,7 @@ struct MixedPrecisionPass
     for (Operation &op : llvm::make_early_inc_range(llvm::reverse(body)))
       if (isOpTriviallyDead(&op))
         op.erase();
-    func->setAttr("remat.precision", b.getStringAttr(precision));
+    func->setAttr(RematDialect::kPrecisionAttr, b.getStringAttr(precision));
   }
 
 private:

@@ -169,9 +169,9 @@ FailureOr<PlanReport> planTrainStep(func::FuncOp func, const CostModel &costMode
   report.strategy = plan::strategyName(options.strategy);
   report.target = costModel.getTarget().name.str();
   report.budgetBytes = options.budgetBytes;
-  if (auto precision = func->getAttrOfType<StringAttr>("remat.precision"))
+  if (auto precision = func->getAttrOfType<StringAttr>(RematDialect::kPrecisionAttr))
     report.precision = precision.str();
-  if (auto lossScale = func->getAttrOfType<StringAttr>("remat.loss_scale"))
+  if (auto lossScale = func->getAttrOfType<StringAttr>(RematDialect::kLossScaleAttr))
     report.lossScale = lossScale.str();
   // The workspace holds the runtime's reserve (--workspace: cuBLAS on GPU
   // targets) and, on the CPU, the scratch of the op that needs most. The

@@ -40,6 +40,11 @@ def Remat_Dialect : Dialect {
     static constexpr llvm::StringLiteral kInitialValueAttr = "remat.initial_value";
     /// Function attribute: the model file weights are read from.
     static constexpr llvm::StringLiteral kModelPathAttr = "remat.model_path";
+    /// Function attributes: the compute dtypes remat-mixed-precision chose
+    /// (bf16, fp16; absent: fp32), and the loss scaling remat-autodiff built
+    /// (dynamic or the fixed scale; absent: none).
+    static constexpr llvm::StringLiteral kPrecisionAttr = "remat.precision";
+    static constexpr llvm::StringLiteral kLossScaleAttr = "remat.loss_scale";
   }];
 }
 

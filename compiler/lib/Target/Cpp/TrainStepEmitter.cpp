@@ -527,7 +527,7 @@ void TrainStepEmitter::emitFile(raw_ostream &os) {
       break;
     }
   StringRef precision = "fp32";
-  if (auto attr = step_->getAttrOfType<StringAttr>("remat.precision"))
+  if (auto attr = step_->getAttrOfType<StringAttr>(RematDialect::kPrecisionAttr))
     precision = attr.getValue();
   os << "int main(int argc, char **argv) {\n"
      << "  remat::rt::ProgramSpec program;\n"
