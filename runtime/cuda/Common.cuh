@@ -212,24 +212,38 @@ template <typename T> __device__ inline bool dIsInf(T v) {
   return v == dInfinity<T>() || v == -dInfinity<T>();
 }
 
-/// An F32 or F64 array read and written in a kernel's compute type C
-/// (BatchNorm's parameters and statistics, LayerNorm's saved statistics:
-/// ONNX lets their precision differ from the data). A float kernel reading
-/// an F64 array only converts (no f64 arithmetic); kernels that must compute
-/// in double when such an array is F64 pick C with statisticsInDouble().
+/// A float array of a dtype chosen at run time, read and written in a
+/// kernel's compute type C: BatchNorm's parameters and statistics (F32 or
+/// F64: ONNX lets their precision differ from the data) and LayerNorm's
+/// saved statistics and parameter gradients (F32, F64, or the data's 16-bit
+/// type). A float kernel reading an F64 array only converts (no f64
+/// arithmetic); kernels that must compute in double when such an array is
+/// F64 pick C with statisticsInDouble().
 struct FloatRef {
   void *data = nullptr;
-  bool isDouble = false;
+  DType dtype = DType::F32;
 
   template <typename C> __device__ C load(int64_t i) const {
-    return isDouble ? static_cast<C>(static_cast<const double *>(data)[i])
-                    : static_cast<C>(static_cast<const float *>(data)[i]);
+    switch (dtype) {
+    case DType::F64: return static_cast<C>(static_cast<const double *>(data)[i]);
+    case DType::F16: return static_cast<C>(toCompute(static_cast<const Half *>(data)[i]));
+    case DType::BF16:
+      return static_cast<C>(toCompute(static_cast<const BFloat16 *>(data)[i]));
+    default: return static_cast<C>(static_cast<const float *>(data)[i]);
+    }
   }
   template <typename C> __device__ void store(int64_t i, C v) const {
-    if (isDouble)
-      static_cast<double *>(data)[i] = static_cast<double>(v);
-    else
-      static_cast<float *>(data)[i] = static_cast<float>(v);
+    switch (dtype) {
+    case DType::F64: static_cast<double *>(data)[i] = static_cast<double>(v); return;
+    case DType::F16:
+      static_cast<Half *>(data)[i] = fromCompute<Half>(static_cast<float>(v));
+      return;
+    case DType::BF16:
+      static_cast<BFloat16 *>(data)[i] =
+          fromCompute<BFloat16>(static_cast<float>(v));
+      return;
+    default: static_cast<float *>(data)[i] = static_cast<float>(v); return;
+    }
   }
 };
 
@@ -238,10 +252,16 @@ inline FloatRef floatRef(const TensorView &view, const char *kernel,
                          const char *what) {
   if (!view.empty())
     requireFloat(view, kernel, what);
-  FloatRef ref;
-  ref.data = view.data;
-  ref.isDouble = view.dtype == DType::F64;
-  return ref;
+  return FloatRef{view.data, view.dtype};
+}
+
+/// A FloatRef for an optional view of `x`'s dtype or F32/F64 (LayerNorm's
+/// statistics and parameter gradients).
+inline FloatRef floatRefLike(const TensorView &view, DType x,
+                             const char *kernel, const char *what) {
+  if (!view.empty() && view.dtype != x)
+    requireFloat(view, kernel, what);
+  return FloatRef{view.data, view.dtype};
 }
 
 /// Whether a kernel whose data has `dtype` and whose F32/F64 side arrays
@@ -254,7 +274,7 @@ inline bool statisticsInDouble(DType dtype,
   if (dtype == DType::F64)
     return true;
   for (const FloatRef &r : refs)
-    if (r.data && r.isDouble)
+    if (r.data && r.dtype == DType::F64)
       return true;
   return false;
 }

@@ -303,8 +303,9 @@ void layerNorm(const TensorView &x, const TensorView &scale,
                       bias.empty() ? Strides(normShape.size(), 0)
                                    : paramStrides(bias, normShape, kernel)},
                      kernel);
-  const FloatRef meanRef = floatRef(mean, kernel, "mean");
-  const FloatRef invRef = floatRef(invStdDev, kernel, "invStdDev");
+  const FloatRef meanRef = floatRefLike(mean, x.dtype, kernel, "mean");
+  const FloatRef invRef =
+      floatRefLike(invStdDev, x.dtype, kernel, "invStdDev");
   cudaStream_t stream = context(kernel).stream;
   const bool inDouble = statisticsInDouble(x.dtype, {meanRef, invRef});
   dispatchWithStatistics(x.dtype, inDouble, kernel, [&](auto tag, auto aTag) {

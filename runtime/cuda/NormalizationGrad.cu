@@ -153,10 +153,11 @@ void layerNormBackward(const TensorView &x, const TensorView &scale,
     requireNumel(dscale, n, kernel, "dscale");
   if (!dbias.empty())
     requireNumel(dbias, n, kernel, "dbias");
-  const FloatRef meanRef = floatRef(mean, kernel, "mean");
-  const FloatRef invRef = floatRef(invStdDev, kernel, "invStdDev");
-  const FloatRef dscaleRef = floatRef(dscale, kernel, "dscale");
-  const FloatRef dbiasRef = floatRef(dbias, kernel, "dbias");
+  const FloatRef meanRef = floatRefLike(mean, x.dtype, kernel, "mean");
+  const FloatRef invRef =
+      floatRefLike(invStdDev, x.dtype, kernel, "invStdDev");
+  const FloatRef dscaleRef = floatRefLike(dscale, x.dtype, kernel, "dscale");
+  const FloatRef dbiasRef = floatRefLike(dbias, x.dtype, kernel, "dbias");
   // A broadcast scale is read at the normalised shape (the CPU expands it).
   const Indexer<1> scaleIx = makeIndexer1(
       normShape,
