@@ -471,7 +471,8 @@ TEST_F(CudaHalfPrecision, ReductionsAndCumSum) {
       for (ReduceOp op : {ReduceOp::Sum, ReduceOp::Mean, ReduceOp::Max}) {
         const std::string what = shapeToString(c.x) + " op " +
                                  std::to_string(static_cast<int>(op));
-        Tensor x = randomTensor(dtype, c.x, ++seed, -2, 3);
+        // Values in [-1, 1): the long sums stay within F16's range.
+        Tensor x = randomTensor(dtype, c.x, ++seed);
         Shape outShape = c.x;
         for (int64_t a : c.axes)
           outShape[a] = 1;
@@ -480,10 +481,10 @@ TEST_F(CudaHalfPrecision, ReductionsAndCumSum) {
         DeviceTensor dx(x), dout(dtype, outShape);
         cuda::reduce(op, dx.view(), dout.view(), c.axes);
         // Compensated fp32 sums: a few ulps of the summed magnitudes
-        // (at most 3 per element), whatever the length.
+        // (at most 1 per element), whatever the length.
         const double count = double(x.numel()) / double(ref.numel());
         expectRounded(dout.host(), ref, 4, what, [&](int64_t) {
-          return op == ReduceOp::Sum ? 3 * count : 3.0;
+          return op == ReduceOp::Sum ? count : 1.0;
         });
       }
   for (DType dtype : kHalfTypes)
@@ -588,8 +589,9 @@ TEST_F(CudaHalfPrecision, PoolingForwardAndBackward) {
       rt::averagePool(x64.view(), aRef.view(), params, includePad);
       DeviceTensor da(dtype, yShape);
       cuda::averagePool(dx.view(), da.view(), params, includePad);
+      // Up to 9 taps of magnitude <= 1 summed, then divided.
       expectRounded(da.host(), aRef, 10, "averagePool",
-                    [](int64_t) { return 1.0; });
+                    [](int64_t) { return 9.0; });
     }
     Tensor gRef(DType::F64, {2, 3, 1, 1});
     rt::globalAveragePool(x64.view(), gRef.view());
