@@ -181,3 +181,12 @@ def is_f64_instantiation(demangled):
     """A kernel whose template arguments name `double`: an fp64
     instantiation, allowed to compute in double."""
     return re.search(r"\bdouble\b", template_arguments(demangled)) is not None
+
+
+def short_name(demangled):
+    """The kernel's name and template arguments without namespaces or
+    parameters, e.g. `softmaxKernel<BFloat16>`: enough to tell apart the
+    instantiations in a report."""
+    name, args = split_name(demangled)
+    text = name.split("::")[-1] + ("<" + args.strip() + ">" if args else "")
+    return re.sub(r"(?:\(anonymous namespace\)|\w+)::", "", text)

@@ -145,7 +145,7 @@ def main():
         mark = ("SPILL" if spills else "") + (" hot:" + family if hot else "")
         print("%-6s %4d %6d %5d %6d %6d  %s%s"
               % (arch, u["registers"], u["smem"], u["stack"],
-                 u["spill_stores"], u["spill_loads"], demangled[:200],
+                 u["spill_stores"], u["spill_loads"], kb.short_name(demangled),
                  "  [" + mark.strip() + "]" if mark.strip() else ""))
         if hot and spills:
             failures.append((demangled, arch, u))
