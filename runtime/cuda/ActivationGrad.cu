@@ -1,9 +1,10 @@
 //===- ActivationGrad.cu - Activation, softmax and log-softmax backward ---===//
 //
-// The CUDA versions of runtime/cpu/ActivationGrad.cpp: GELU's per-element
-// derivatives in double, row sums in double over groups of lanes as in the
-// forward softmax (Normalization.cu); activationBackward in the storage
-// precision with the CPU's formulas.
+// The CUDA versions of runtime/cpu/ActivationGrad.cpp with the CPU's
+// formulas, in the compute type of the storage (fp32 for F32, F16 and BF16;
+// double for F64): GELU's per-element derivatives, activationBackward, and
+// the softmax backward's row sums (compensated in fp32, Reduction.cuh) over
+// groups of lanes as in the forward softmax (Normalization.cu).
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,34 +22,36 @@ using namespace detail;
 namespace {
 
 /// d/dx of x * 0.5 * (1 + erf(x / sqrt(2))) = Phi(x) + x * phi(x).
-__device__ double geluErfDerivative(double x) {
-  const double cdf = 0.5 * (1.0 + erf(x * 0.7071067811865476));
-  const double pdf = 0.3989422804014327 * exp(-0.5 * x * x); // 1/sqrt(2pi)
+template <typename C> __device__ C geluErfDerivative(C x) {
+  const C cdf = C(0.5) * (C(1) + dErf(x * C(0.7071067811865476)));
+  const C pdf = C(0.3989422804014327) * dExp(C(-0.5) * x * x); // 1/sqrt(2pi)
   return cdf + x * pdf;
 }
 
 /// d/dx of x * 0.5 * (1 + tanh(u)), u = sqrt(2/pi) * (x + 0.044715 x^3).
-__device__ double geluTanhDerivative(double x) {
-  const double k = 0.7978845608028654, c = 0.044715;
-  const double t = tanh(k * (x + c * x * x * x));
-  return 0.5 * (1.0 + t) +
-         0.5 * x * (1.0 - t * t) * k * (1.0 + 3.0 * c * x * x);
+template <typename C> __device__ C geluTanhDerivative(C x) {
+  const C k = C(0.7978845608028654), c = C(0.044715);
+  const C t = dTanh(k * (x + c * x * x * x));
+  return C(0.5) * (C(1) + t) +
+         C(0.5) * x * (C(1) - t * t) * k * (C(1) + C(3) * c * x * x);
 }
 
 template <typename T>
 __global__ void geluBackwardKernel(const T *x, const T *dy, T *dx, int64_t n,
                                    bool tanhApproximation) {
+  using C = ComputeType<T>;
   REMAT_GRID_STRIDE_LOOP(i, n) {
-    const double xi = static_cast<double>(x[i]);
-    const double d =
+    const C xi = toCompute(x[i]);
+    const C d =
         tanhApproximation ? geluTanhDerivative(xi) : geluErfDerivative(xi);
-    dx[i] = static_cast<T>(static_cast<double>(dy[i]) * d);
+    dx[i] = fromCompute<T>(toCompute(dy[i]) * d);
   }
 }
 
-/// activationBackward's parameters in T (converted on the host).
-template <typename T> struct ActivationParams {
-  T alpha, beta, gamma, lower, upper;
+/// activationBackward's parameters in the compute type C (converted on the
+/// host).
+template <typename C> struct ActivationParams {
+  C alpha, beta, gamma, lower, upper;
 };
 
 /// dy * op'(x): the CPU's formulas (see KernelApi.inc for the kinks).
@@ -84,9 +87,10 @@ __device__ T activationDerivative(UnaryOp op, T x, T dy,
 template <typename T>
 __global__ void activationBackwardKernel(UnaryOp op, const T *x, const T *dy,
                                          T *dx, int64_t n,
-                                         ActivationParams<T> params) {
+                                         ActivationParams<ComputeType<T>> params) {
   REMAT_GRID_STRIDE_LOOP(i, n) {
-    dx[i] = activationDerivative(op, x[i], dy[i], params);
+    dx[i] = fromCompute<T>(
+        activationDerivative(op, toCompute(x[i]), toCompute(dy[i]), params));
   }
 }
 
@@ -96,7 +100,8 @@ template <typename T>
 __global__ void __launch_bounds__(kThreads)
     softmaxBackwardKernel(const T *y, const T *dy, T *dx, int64_t rows,
                           int64_t size, int64_t inner, int log2G, bool log) {
-  __shared__ double buf[kThreads];
+  using C = ComputeType<T>;
+  __shared__ SumOf<C> buf[kThreads];
   const int G = 1 << log2G;
   const int lane = threadIdx.x & (G - 1);
   const int groupsPerBlock = kThreads >> log2G;
@@ -108,20 +113,19 @@ __global__ void __launch_bounds__(kThreads)
     const int64_t base = active ? (r / inner) * size * inner + r % inner : 0;
     const T *yr = y + base, *dyr = dy + base;
     T *dxr = dx + base;
-    double sum = 0;
+    SumOf<C> partial{};
     if (active)
       for (int64_t i = lane; i < size; i += G)
-        sum += log ? static_cast<double>(dyr[i * inner])
-                   : static_cast<double>(dyr[i * inner]) *
-                         static_cast<double>(yr[i * inner]);
-    sum = groupReduce(sum, buf, lane, G, SumOp{});
+        partial += log ? toCompute(dyr[i * inner])
+                       : toCompute(dyr[i * inner]) * toCompute(yr[i * inner]);
+    const C sum = sumValue(groupReduce(partial, buf, lane, G, SumOp{}));
     if (!active)
       continue;
     for (int64_t i = lane; i < size; i += G) {
-      const double yi = static_cast<double>(yr[i * inner]);
-      const double dyi = static_cast<double>(dyr[i * inner]);
+      const C yi = toCompute(yr[i * inner]);
+      const C dyi = toCompute(dyr[i * inner]);
       dxr[i * inner] =
-          static_cast<T>(log ? dyi - ::exp(yi) * sum : yi * (dyi - sum));
+          fromCompute<T>(log ? dyi - dExp(yi) * sum : yi * (dyi - sum));
     }
   }
 }
@@ -133,7 +137,7 @@ void softmaxBackwardCommon(const char *kernel, const TensorView &y,
   const AxisExtents s = axisExtents(y.shape, axis);
   const int64_t rows = s.outer * s.inner;
   cudaStream_t stream = context(kernel).stream;
-  dispatchFloat(y.dtype, kernel, [&](auto tag) {
+  dispatchFloatStorage(y.dtype, kernel, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if (rows == 0 || s.size == 0)
       return;
@@ -153,7 +157,7 @@ void geluBackward(const TensorView &x, const TensorView &dy,
   const char *kernel = "geluBackward";
   checkGeluBackward(kernel, x, dy, dx);
   cudaStream_t stream = context(kernel).stream;
-  dispatchFloat(x.dtype, kernel, [&](auto tag) {
+  dispatchFloatStorage(x.dtype, kernel, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const int64_t n = x.numel();
     if (n == 0)
@@ -182,15 +186,16 @@ void activationBackward(UnaryOp op, const TensorView &x, const TensorView &dy,
   default: fail(kernel, "op has no activation backward");
   }
   cudaStream_t stream = context(kernel).stream;
-  dispatchFloat(x.dtype, kernel, [&](auto tag) {
+  dispatchFloatStorage(x.dtype, kernel, [&](auto tag) {
     using T = typename decltype(tag)::type;
+    using C = ComputeType<T>;
     const int64_t n = x.numel();
     if (n == 0)
       return;
-    const ActivationParams<T> p{
-        static_cast<T>(params.alpha), static_cast<T>(params.beta),
-        static_cast<T>(params.gamma), static_cast<T>(params.lower),
-        static_cast<T>(params.upper)};
+    const ActivationParams<C> p{
+        static_cast<C>(params.alpha), static_cast<C>(params.beta),
+        static_cast<C>(params.gamma), static_cast<C>(params.lower),
+        static_cast<C>(params.upper)};
     activationBackwardKernel<T><<<gridFor(n), kThreads, 0, stream>>>(
         op, x.as<const T>(), dy.as<const T>(), dx.as<T>(), n, p);
     checkLaunch(kernel);

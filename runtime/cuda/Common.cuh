@@ -3,7 +3,8 @@
 //
 // What every kernel family needs: argument checks that throw RuntimeError
 // naming the kernel and dtype dispatch (common/, shared with the CPU), the
-// context (stream, cuBLAS handle, workspace scratch, device status word),
+// float storage types (F16/BF16 stored, fp32 computed: common/FloatStorage.h),
+// the context (stream, cuBLAS handle, workspace scratch, device status word),
 // launch-error checking, launch geometry and type-generic device math.
 //
 //===----------------------------------------------------------------------===//
@@ -15,12 +16,14 @@
 
 #include "common/Check.h"
 #include "common/DTypeDispatch.h"
+#include "common/FloatStorage.h"
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <type_traits>
 
@@ -42,6 +45,17 @@ inline void requireFloat(const TensorView &view, const char *kernel,
   if (view.dtype != DType::F32 && view.dtype != DType::F64)
     fail(kernel, std::string(what) + " has dtype " + dtypeName(view.dtype) +
                      ", expected f32 or f64");
+}
+
+/// Types with arithmetic, 16-bit float storage included: F32, F64, F16,
+/// BF16, I64, I32 (floats compute in ComputeType<T>).
+template <typename F>
+decltype(auto) dispatchArithStorage(DType dtype, const char *kernel, F &&f) {
+  switch (dtype) {
+  case DType::F16: return f(Tag<Half>{});
+  case DType::BF16: return f(Tag<BFloat16>{});
+  default: return dispatchArith(dtype, kernel, f);
+  }
 }
 
 //===----------------------------------------------------------------------===//
@@ -198,21 +212,38 @@ template <typename T> __device__ inline bool dIsInf(T v) {
   return v == dInfinity<T>() || v == -dInfinity<T>();
 }
 
-/// An F32 or F64 array read and written as double (BatchNorm statistics,
-/// LayerNorm's saved mean: ONNX lets their precision differ from the data).
+/// A float array of a dtype chosen at run time, read and written in a
+/// kernel's compute type C: BatchNorm's parameters and statistics (F32 or
+/// F64: ONNX lets their precision differ from the data) and LayerNorm's
+/// saved statistics and parameter gradients (F32, F64, or the data's 16-bit
+/// type). A float kernel reading an F64 array only converts (no f64
+/// arithmetic); kernels that must compute in double when such an array is
+/// F64 pick C with statisticsInDouble().
 struct FloatRef {
   void *data = nullptr;
-  bool isDouble = false;
+  DType dtype = DType::F32;
 
-  __device__ double load(int64_t i) const {
-    return isDouble ? static_cast<const double *>(data)[i]
-                    : static_cast<double>(static_cast<const float *>(data)[i]);
+  template <typename C> __device__ C load(int64_t i) const {
+    switch (dtype) {
+    case DType::F64: return static_cast<C>(static_cast<const double *>(data)[i]);
+    case DType::F16: return static_cast<C>(toCompute(static_cast<const Half *>(data)[i]));
+    case DType::BF16:
+      return static_cast<C>(toCompute(static_cast<const BFloat16 *>(data)[i]));
+    default: return static_cast<C>(static_cast<const float *>(data)[i]);
+    }
   }
-  __device__ void store(int64_t i, double v) const {
-    if (isDouble)
-      static_cast<double *>(data)[i] = v;
-    else
-      static_cast<float *>(data)[i] = static_cast<float>(v);
+  template <typename C> __device__ void store(int64_t i, C v) const {
+    switch (dtype) {
+    case DType::F64: static_cast<double *>(data)[i] = static_cast<double>(v); return;
+    case DType::F16:
+      static_cast<Half *>(data)[i] = fromCompute<Half>(static_cast<float>(v));
+      return;
+    case DType::BF16:
+      static_cast<BFloat16 *>(data)[i] =
+          fromCompute<BFloat16>(static_cast<float>(v));
+      return;
+    default: static_cast<float *>(data)[i] = static_cast<float>(v); return;
+    }
   }
 };
 
@@ -221,10 +252,47 @@ inline FloatRef floatRef(const TensorView &view, const char *kernel,
                          const char *what) {
   if (!view.empty())
     requireFloat(view, kernel, what);
-  FloatRef ref;
-  ref.data = view.data;
-  ref.isDouble = view.dtype == DType::F64;
-  return ref;
+  return FloatRef{view.data, view.dtype};
+}
+
+/// A FloatRef for an optional view of `x`'s dtype or F32/F64 (LayerNorm's
+/// statistics and parameter gradients).
+inline FloatRef floatRefLike(const TensorView &view, DType x,
+                             const char *kernel, const char *what) {
+  if (!view.empty() && view.dtype != x)
+    requireFloat(view, kernel, what);
+  return FloatRef{view.data, view.dtype};
+}
+
+/// Whether a kernel whose data has `dtype` and whose F32/F64 side arrays
+/// are `refs` computes its statistics in double: when any of them is F64
+/// (the CPU computes them in double, and a caller asking for F64 statistics
+/// gets them to double precision). Otherwise the statistics are fp32, the
+/// compute type of F32, F16 and BF16 data.
+inline bool statisticsInDouble(DType dtype,
+                               std::initializer_list<FloatRef> refs) {
+  if (dtype == DType::F64)
+    return true;
+  for (const FloatRef &r : refs)
+    if (r.data && r.dtype == DType::F64)
+      return true;
+  return false;
+}
+
+/// Calls f(Tag<T>{}, Tag<A>{}) for the float storage type T of `dtype` and
+/// the statistics type A (double when `inDouble`, else float).
+template <typename F>
+void dispatchWithStatistics(DType dtype, bool inDouble, const char *kernel,
+                            F &&f) {
+  dispatchFloatStorage(dtype, kernel, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_same_v<T, double>)
+      f(tag, Tag<double>{});
+    else if (inDouble)
+      f(tag, Tag<double>{});
+    else
+      f(tag, Tag<float>{});
+  });
 }
 
 } // namespace remat::rt::cuda::detail

@@ -126,7 +126,14 @@ void initialize(cudaStream_t stream, void *workspace, size_t workspaceBytes) {
     // Full FP32/FP64 (no TF32): results stay comparable with the CPU
     // backend. Pedantic rather than default math, which newer cuBLAS lets
     // pick emulated (BF16x9 / fixed-point) GEMMs, e.g. via environment.
-    checkBlas(cublasSetMathMode(handle, CUBLAS_PEDANTIC_MATH), kernel);
+    // The 16-bit GEMMs name CUBLAS_COMPUTE_32F themselves (MatMul.cu), which
+    // the math mode does not override; for them the flag keeps split-K
+    // reductions in fp32 instead of the 16-bit output type.
+    checkBlas(cublasSetMathMode(
+                  handle, static_cast<cublasMath_t>(
+                              CUBLAS_PEDANTIC_MATH |
+                              CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)),
+              kernel);
     checkCuda(cudaMemsetAsync(base, 0, kStatusBytes, stream), kernel,
               "cudaMemsetAsync");
   } catch (...) {

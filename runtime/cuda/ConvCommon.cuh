@@ -38,19 +38,21 @@ __host__ __device__ inline T im2colAt(const T *x, int64_t e, const Window3 &w) {
   const int64_t iw = w.inputIndex(2, ow, kw);
   const bool inside = id >= 0 && id < w.in[0] && ih >= 0 && ih < w.in[1] &&
                       iw >= 0 && iw < w.in[2];
-  return inside ? x[t * w.inSize() + (id * w.in[1] + ih) * w.in[2] + iw] : T(0);
+  return inside ? x[t * w.inSize() + (id * w.in[1] + ih) * w.in[2] + iw]
+                : T{}; // zero bits: +0 in every float format
 }
 
-/// The adjoint for element e of dx [images, C, in...]: the sum, in double
-/// and in col order (taps ascending, as the CPU's col2im adds them), of the
-/// col entries im2col copied from that input position.
+/// The adjoint for element e of dx [images, C, in...]: the sum, in T's
+/// compute type and in col order (taps ascending, as the CPU's col2im adds
+/// them), of the col entries im2col copied from that input position (at
+/// most the kernel's taps: a short sum).
 template <typename T>
-__host__ __device__ inline double col2imAt(const T *col, int64_t e,
-                                           const Window3 &w) {
+__host__ __device__ inline ComputeType<T> col2imAt(const T *col, int64_t e,
+                                                   const Window3 &w) {
   const int64_t P = w.outSize(), taps = w.kernelSize();
   const Position3 i = unravel3(e, w.in); // i.plane = image * C + c
   const T *rows = col + i.plane * taps * P;
-  double acc = 0;
+  ComputeType<T> acc = 0;
   for (int64_t kd = 0; kd < w.kernel[0]; ++kd) {
     const int64_t od = w.outputFor(0, i.d, kd);
     if (od < 0)
@@ -64,8 +66,7 @@ __host__ __device__ inline double col2imAt(const T *col, int64_t e,
         if (ow < 0)
           continue;
         const int64_t tap = (kd * w.kernel[1] + kh) * w.kernel[2] + kw;
-        acc += static_cast<double>(
-            rows[tap * P + (od * w.out[1] + oh) * w.out[2] + ow]);
+        acc += toCompute(rows[tap * P + (od * w.out[1] + oh) * w.out[2] + ow]);
       }
     }
   }

@@ -4,9 +4,10 @@
 // of images into columns in the workspace scratch (as many images as fit)
 // and multiplies each group's weights with them in one strided-batched GEMM
 // (over images, or over groups when there are more groups than images);
-// a 1x1 stride-1 unpadded convolution multiplies the input directly. Pooling
-// gives each output element a thread that walks its window in the CPU's
-// order.
+// a 1x1 stride-1 unpadded convolution multiplies the input directly. F16 and
+// BF16 convolutions use 16-bit GEMMs with fp32 accumulation (Blas.cuh).
+// Pooling gives each output element a thread that walks its window in the
+// CPU's order.
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,7 +28,10 @@ namespace {
 template <typename T>
 __global__ void addChannelBiasKernel(T *y, const T *bias, int64_t n,
                                      int64_t channels, int64_t spatial) {
-  REMAT_GRID_STRIDE_LOOP(i, n) { y[i] += bias[(i / spatial) % channels]; }
+  REMAT_GRID_STRIDE_LOOP(i, n) {
+    y[i] = fromCompute<T>(toCompute(y[i]) +
+                          toCompute(bias[(i / spatial) % channels]));
+  }
 }
 
 template <typename T>
@@ -61,12 +65,14 @@ void convImpl(const TensorView &x, const TensorView &weight,
       for (int64_t g = 0; g < group; ++g)
         gemmStridedBatched<T>(kernel, false, false, Mg, P, K, pw + g * Mg * K,
                               0, cols + g * K * P, imageStride,
-                              py + (n0 * M + g * Mg) * P, M * P, count, T(0));
+                              py + (n0 * M + g * Mg) * P, M * P, count,
+                              ComputeType<T>(0));
     } else {
       for (int64_t i = 0; i < count; ++i)
         gemmStridedBatched<T>(kernel, false, false, Mg, P, K, pw, Mg * K,
                               cols + i * imageStride, K * P,
-                              py + (n0 + i) * M * P, Mg * P, group, T(0));
+                              py + (n0 + i) * M * P, Mg * P, group,
+                              ComputeType<T>(0));
     }
   }
   if (!bias.empty()) {
@@ -108,7 +114,7 @@ void conv(const TensorView &x, const TensorView &w, const TensorView &bias,
   const char *kernel = "conv";
   const Window3 win = checkConv(kernel, x, w, bias, y, params, group);
   context(kernel);
-  dispatchFloat(x.dtype, kernel, [&](auto tag) {
+  dispatchFloatStorage(x.dtype, kernel, [&](auto tag) {
     convImpl<typename decltype(tag)::type>(x, w, bias, y, win, group);
   });
 }
@@ -119,7 +125,7 @@ void maxPool(const TensorView &x, const TensorView &y,
   const Window3 w = checkMaxPool(kernel, x, y, indices, params);
   cudaStream_t stream = context(kernel).stream;
   int64_t *pi = indices.empty() ? nullptr : indices.as<int64_t>();
-  dispatchFloat(x.dtype, kernel, [&](auto tag) {
+  dispatchFloatStorage(x.dtype, kernel, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const int64_t n = y.numel();
     if (n == 0)
@@ -136,7 +142,7 @@ void averagePool(const TensorView &x, const TensorView &y,
   checkPoolShapes(kernel, x, y);
   const Window3 w = makeWindow(kernel, x, y, params, params.kernel);
   cudaStream_t stream = context(kernel).stream;
-  dispatchFloat(x.dtype, kernel, [&](auto tag) {
+  dispatchFloatStorage(x.dtype, kernel, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const int64_t n = y.numel();
     if (n == 0)
@@ -151,8 +157,8 @@ void globalAveragePool(const TensorView &x, const TensorView &y) {
   const char *kernel = "globalAveragePool";
   checkPoolShapes(kernel, x, y);
   requireNumel(y, x.shape[0] * x.shape[1], kernel, "output");
-  dispatchFloat(x.dtype, kernel, [](auto) {});
-  // The mean over the spatial dims, summed in double: ReduceMean exactly.
+  dispatchFloatStorage(x.dtype, kernel, [](auto) {});
+  // The mean over the spatial dims: ReduceMean exactly.
   Dims axes;
   for (int64_t d = 2; d < x.rank(); ++d)
     axes.push_back(d);

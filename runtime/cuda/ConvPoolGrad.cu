@@ -3,12 +3,15 @@
 // The CUDA versions of runtime/cpu/ConvPoolGrad.cpp. Convolution backward
 // mirrors the forward's im2col + GEMM:
 //   data:   col = W_g^T dy_g (cuBLAS), then col2im gives each dx element a
-//           thread that sums (in double) the col entries that read it;
+//           thread that sums (in the compute type) the col entries that
+//           read it;
 //   filter: dW_g = sum_n dy_g[n] col(x_g[n])^T, accumulated GEMM by GEMM
-//           (beta = 1) in image order, as the CPU.
+//           (beta = 1) in image order, as the CPU; for F16/BF16 into an
+//           fp32 accumulator in the scratch, rounded once at the end.
 // Average-pool backward gathers each dx element's shares likewise; the sums
 // visit their terms in the CPU's order. Max-pool backward scatters with
-// atomicAdd (indices may repeat when windows overlap).
+// atomicAdd (indices may repeat when windows overlap), in fp32 for 16-bit
+// data (FloatAccumulation.cuh).
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,6 +20,7 @@
 #include "Blas.cuh"
 #include "Common.cuh"
 #include "ConvCommon.cuh"
+#include "FloatAccumulation.cuh"
 #include "Window.cuh"
 
 #include "common/ConvPoolChecks.h"
@@ -30,9 +34,7 @@ namespace {
 /// position sums the entries that im2col copied from it.
 template <typename T>
 __global__ void col2imKernel(const T *col, T *dx, int64_t total, Window3 w) {
-  REMAT_GRID_STRIDE_LOOP(e, total) {
-    dx[e] = static_cast<T>(col2imAt(col, e, w));
-  }
+  REMAT_GRID_STRIDE_LOOP(e, total) { dx[e] = fromCompute<T>(col2imAt(col, e, w)); }
 }
 
 template <typename T>
@@ -54,7 +56,7 @@ void convBackwardDataImpl(const TensorView &dy, const TensorView &weight,
     for (int64_t g = 0; g < group; ++g)
       gemmStridedBatched<T>(kernel, true, false, K, P, Mg, pw + g * Mg * K, 0,
                             pdy + g * Mg * P, M * P, pdx + g * Cg * I, C * I, N,
-                            T(0));
+                            ComputeType<T>(0));
     return;
   }
 
@@ -69,12 +71,14 @@ void convBackwardDataImpl(const TensorView &dy, const TensorView &weight,
       for (int64_t g = 0; g < group; ++g)
         gemmStridedBatched<T>(kernel, true, false, K, P, Mg, pw + g * Mg * K, 0,
                               pdy + (n0 * M + g * Mg) * P, M * P,
-                              col + g * K * P, colPerImage, count, T(0));
+                              col + g * K * P, colPerImage, count,
+                              ComputeType<T>(0));
     } else {
       for (int64_t i = 0; i < count; ++i)
         gemmStridedBatched<T>(kernel, true, false, K, P, Mg, pw, Mg * K,
                               pdy + (n0 + i) * M * P, Mg * P,
-                              col + i * colPerImage, K * P, group, T(0));
+                              col + i * colPerImage, K * P, group,
+                              ComputeType<T>(0));
     }
     const int64_t total = count * C * I;
     col2imKernel<T><<<gridFor(total), kThreads, 0, ctx.stream>>>(
@@ -99,6 +103,13 @@ void convBackwardFilterImpl(const TensorView &x, const TensorView &dy,
   }
   const bool pointwise = w.pointwise();
   Scratch scratch(kernel);
+  // 16-bit filter gradients sum the batch in an fp32 accumulator.
+  using Acc = std::conditional_t<kIsHalfStorage<T>, float, T>;
+  Acc *acc = nullptr;
+  if constexpr (kIsHalfStorage<T>)
+    acc = scratch.take<float>(static_cast<size_t>(dw.numel()));
+  else
+    acc = pdw;
   const int64_t colPerImage = C * w.kernelSize() * P;
   const int64_t chunk =
       pointwise ? N : imagesPerChunk<T>(scratch, colPerImage, N, kernel);
@@ -113,10 +124,17 @@ void convBackwardFilterImpl(const TensorView &x, const TensorView &dy,
     // in one call per image.
     for (int64_t i = 0; i < count; ++i) {
       const int64_t n = n0 + i;
-      gemmStridedBatched<T>(kernel, false, true, Mg, K, P, pdy + n * M * P,
-                            Mg * P, cols + i * imageStride, K * P, pdw, Mg * K,
-                            group, T(n == 0 ? 0 : 1));
+      gemmStridedBatched<T, Acc>(kernel, false, true, Mg, K, P,
+                                 pdy + n * M * P, Mg * P,
+                                 cols + i * imageStride, K * P, acc, Mg * K,
+                                 group, ComputeType<T>(n == 0 ? 0 : 1));
     }
+  }
+  if constexpr (kIsHalfStorage<T>) {
+    const int64_t n = dw.numel();
+    roundAccumulatorKernel<T>
+        <<<gridFor(n), kThreads, 0, context(kernel).stream>>>(acc, pdw, n);
+    checkLaunch(kernel);
   }
 }
 
@@ -124,9 +142,13 @@ void convBackwardFilterImpl(const TensorView &x, const TensorView &dy,
 // Pooling
 //===----------------------------------------------------------------------===//
 
-template <typename T>
+/// Adds dy[i] at indices[i] of dx when that index lies in [lo, hi) (dx
+/// points at element lo): the whole of dx for F32/F64, a window of an fp32
+/// accumulator for 16-bit data.
+template <typename T, typename Acc>
 __global__ void maxPoolBackwardKernel(const T *dy, const int64_t *indices,
-                                      T *dx, int64_t n, int64_t size,
+                                      Acc *dx, int64_t n, int64_t size,
+                                      int64_t lo, int64_t hi,
                                       DeviceStatus *status) {
   REMAT_GRID_STRIDE_LOOP(i, n) {
     const int64_t target = indices[i];
@@ -136,7 +158,8 @@ __global__ void maxPoolBackwardKernel(const T *dy, const int64_t *indices,
       reportError(status, kMaxPoolBackwardIndex, target);
       continue;
     }
-    atomicAdd(dx + target, dy[i]);
+    if (target >= lo && target < hi)
+      atomicAdd(dx + (target - lo), static_cast<Acc>(toCompute(dy[i])));
   }
 }
 
@@ -144,7 +167,7 @@ template <typename T>
 __global__ void averagePoolBackwardKernel(const T *dy, T *dx, int64_t total,
                                           Window3 w, bool countIncludePad) {
   REMAT_GRID_STRIDE_LOOP(e, total) {
-    dx[e] = static_cast<T>(averagePoolBackwardAt(dy, e, w, countIncludePad));
+    dx[e] = fromCompute<T>(averagePoolBackwardAt(dy, e, w, countIncludePad));
   }
 }
 
@@ -156,7 +179,7 @@ void convBackwardData(const TensorView &dy, const TensorView &w,
   const char *kernel = "convBackwardData";
   const Window3 win = checkConvGrad(kernel, dx, w, dy, params, group);
   context(kernel);
-  dispatchFloat(dx.dtype, kernel, [&](auto tag) {
+  dispatchFloatStorage(dx.dtype, kernel, [&](auto tag) {
     convBackwardDataImpl<typename decltype(tag)::type>(dy, w, dx, win, group);
   });
 }
@@ -167,7 +190,7 @@ void convBackwardFilter(const TensorView &x, const TensorView &dy,
   const char *kernel = "convBackwardFilter";
   const Window3 win = checkConvGrad(kernel, x, dw, dy, params, group);
   context(kernel);
-  dispatchFloat(x.dtype, kernel, [&](auto tag) {
+  dispatchFloatStorage(x.dtype, kernel, [&](auto tag) {
     convBackwardFilterImpl<typename decltype(tag)::type>(x, dy, dw, win, group);
   });
 }
@@ -177,16 +200,23 @@ void maxPoolBackward(const TensorView &dy, const TensorView &indices,
   const char *kernel = "maxPoolBackward";
   checkMaxPoolBackward(kernel, dy, indices, dx);
   Context &ctx = context(kernel);
-  dispatchFloat(dy.dtype, kernel, [&](auto tag) {
+  dispatchFloatStorage(dy.dtype, kernel, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    zeroAsync(dx.data, dx.bytes(), kernel);
-    const int64_t n = dy.numel();
-    if (n == 0)
-      return;
-    maxPoolBackwardKernel<T><<<gridFor(n), kThreads, 0, ctx.stream>>>(
-        dy.as<const T>(), indices.as<const int64_t>(), dx.as<T>(), n,
-        dx.numel(), ctx.status);
-    checkLaunch(kernel);
+    const int64_t n = dy.numel(), size = dx.numel();
+    auto scatter = [&](auto *acc, int64_t lo, int64_t hi) {
+      if (n == 0)
+        return;
+      maxPoolBackwardKernel<<<gridFor(n), kThreads, 0, ctx.stream>>>(
+          dy.as<const T>(), indices.as<const int64_t>(), acc, n, size, lo, hi,
+          ctx.status);
+      checkLaunch(kernel);
+    };
+    if constexpr (kIsHalfStorage<T>) {
+      accumulateInFloat(kernel, dx.as<T>(), size, 1, scatter);
+    } else {
+      zeroAsync(dx.data, dx.bytes(), kernel);
+      scatter(dx.as<T>(), 0, size);
+    }
   });
 }
 
@@ -196,7 +226,7 @@ void averagePoolBackward(const TensorView &dy, const TensorView &dx,
   checkPoolGrad(kernel, dy, dx);
   const Window3 w = makeWindow(kernel, dx, dy, params, params.kernel);
   cudaStream_t stream = context(kernel).stream;
-  dispatchFloat(dy.dtype, kernel, [&](auto tag) {
+  dispatchFloatStorage(dy.dtype, kernel, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const int64_t total = dx.numel();
     if (total == 0)

@@ -6,7 +6,10 @@
 // functions, so a CUDA cast gives bitwise the CPU's result: F16/BF16 round to
 // nearest even with the CPU's NaN payload handling (not the CUDA intrinsics'
 // canonical NaN), float to integer truncates and saturates with NaN -> 0,
-// integer to integer wraps, anything to Bool is `!= 0`.
+// integer to integer wraps, anything to Bool is `!= 0`. The CPU widens every
+// float through double; here only F64 sources do, since the others are
+// exact in float and round identically from there (no f64 arithmetic in
+// casts between fp32 and the 16-bit types).
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,7 +18,8 @@
 
 #include "remat/runtime/Tensor.h"
 
-#include "common/Float16.h"
+#include "common/DTypeDispatch.h"
+#include "common/FloatStorage.h"
 
 #include <cstdint>
 #include <cstring>
@@ -24,69 +28,81 @@ namespace remat::rt::cuda::detail {
 
 #define REMAT_HD __host__ __device__ inline
 
-using namespace rt::common; // the 16-bit float conversions (Float16.h)
+using namespace rt::common; // the 16-bit float conversions (FloatStorage.h)
 
-/// A value on its way through cast: floats widen to double, integers and
-/// Bool to int64 (as the CPU's widen()).
-struct Wide {
+/// A value on its way through cast: floats widen to F (double for F64
+/// sources, else float: every F32, F16 and BF16 value is exact in float, and
+/// each destination rounds it as the CPU's widening to double would),
+/// integers and Bool to int64 (as the CPU's widen()).
+template <typename F> struct Wide {
   bool isFloat;
-  double f;
+  F f;
   int64_t i;
 };
 
 /// Float to integer: truncation toward zero; out-of-range values saturate
-/// and NaN becomes 0.
-template <typename I> REMAT_HD I saturatingTruncate(double v, I lo, I hi) {
+/// and NaN becomes 0. For F = float the bounds round to powers of two (or
+/// are exact), which saturates exactly the floats that double would.
+template <typename I, typename F> REMAT_HD I saturatingTruncate(F v, I lo, I hi) {
   if (v != v)
     return 0;
-  if (v <= static_cast<double>(lo))
+  if (v <= static_cast<F>(lo))
     return lo;
-  if (v >= static_cast<double>(hi))
+  if (v >= static_cast<F>(hi))
     return hi;
   return static_cast<I>(v);
 }
 
-REMAT_HD Wide loadWide(const void *data, DType dtype, int64_t i) {
+/// Bool storage (a byte read as `!= 0`), told apart from U8.
+struct BoolByte {
+  uint8_t value;
+};
+
+REMAT_HD Wide<float> widen(float v) { return {true, v, 0}; }
+REMAT_HD Wide<double> widen(double v) { return {true, v, 0}; }
+REMAT_HD Wide<float> widen(Half v) { return {true, toCompute(v), 0}; }
+REMAT_HD Wide<float> widen(BFloat16 v) { return {true, toCompute(v), 0}; }
+REMAT_HD Wide<float> widen(int64_t v) { return {false, 0, v}; }
+REMAT_HD Wide<float> widen(int32_t v) { return {false, 0, v}; }
+REMAT_HD Wide<float> widen(int8_t v) { return {false, 0, v}; }
+REMAT_HD Wide<float> widen(uint8_t v) { return {false, 0, v}; }
+REMAT_HD Wide<float> widen(BoolByte v) { return {false, 0, v.value != 0}; }
+
+/// Calls f(Tag<S>{}) for the source storage type of cast from `dtype`.
+template <typename Fn> void dispatchCastSource(DType dtype, Fn &&f) {
   switch (dtype) {
-  case DType::F32:
-    return {true, static_cast<double>(static_cast<const float *>(data)[i]), 0};
-  case DType::F64: return {true, static_cast<const double *>(data)[i], 0};
-  case DType::F16:
-    return {true,
-            static_cast<double>(
-                halfBitsToFloat(static_cast<const uint16_t *>(data)[i])),
-            0};
-  case DType::BF16:
-    return {true,
-            static_cast<double>(
-                bfloat16BitsToFloat(static_cast<const uint16_t *>(data)[i])),
-            0};
-  case DType::I64: return {false, 0, static_cast<const int64_t *>(data)[i]};
-  case DType::I32: return {false, 0, static_cast<const int32_t *>(data)[i]};
-  case DType::I8: return {false, 0, static_cast<const int8_t *>(data)[i]};
-  case DType::U8: return {false, 0, static_cast<const uint8_t *>(data)[i]};
-  case DType::Bool:
-    return {false, 0, static_cast<const uint8_t *>(data)[i] != 0 ? 1 : 0};
+  case DType::F32: f(Tag<float>{}); return;
+  case DType::F64: f(Tag<double>{}); return;
+  case DType::F16: f(Tag<Half>{}); return;
+  case DType::BF16: f(Tag<BFloat16>{}); return;
+  case DType::I64: f(Tag<int64_t>{}); return;
+  case DType::I32: f(Tag<int32_t>{}); return;
+  case DType::I8: f(Tag<int8_t>{}); return;
+  case DType::U8: f(Tag<uint8_t>{}); return;
+  case DType::Bool: f(Tag<BoolByte>{}); return;
   }
-  return {false, 0, 0};
 }
 
-/// Integer destination: from double saturate, from int64 wrap.
-template <typename I> REMAT_HD I narrowInteger(const Wide &w, I lo, I hi) {
-  return w.isFloat ? saturatingTruncate<I>(w.f, lo, hi) : static_cast<I>(w.i);
+/// Integer destination: from a float saturate, from int64 wrap.
+template <typename I, typename F>
+REMAT_HD I narrowInteger(const Wide<F> &w, I lo, I hi) {
+  return w.isFloat ? saturatingTruncate<I, F>(w.f, lo, hi)
+                   : static_cast<I>(w.i);
 }
 
 /// A float narrowing of the wide value (from double, or int64 converted to
 /// float directly as the CPU does).
-REMAT_HD float wideToFloat(const Wide &w) {
+template <typename F> REMAT_HD float wideToFloat(const Wide<F> &w) {
   return w.isFloat ? static_cast<float>(w.f) : static_cast<float>(w.i);
 }
 
-REMAT_HD void storeWide(void *data, DType dtype, int64_t i, const Wide &w) {
+template <typename F>
+REMAT_HD void storeWide(void *data, DType dtype, int64_t i, const Wide<F> &w) {
   switch (dtype) {
   case DType::F32: static_cast<float *>(data)[i] = wideToFloat(w); return;
   case DType::F64:
-    static_cast<double *>(data)[i] = w.isFloat ? w.f : static_cast<double>(w.i);
+    static_cast<double *>(data)[i] =
+        w.isFloat ? static_cast<double>(w.f) : static_cast<double>(w.i);
     return;
   case DType::F16:
     static_cast<uint16_t *>(data)[i] = floatToHalfBits(wideToFloat(w));

@@ -1,15 +1,17 @@
 //===- DataMovementGrad.cu - Gather(Elements), slice and pad backward -----===//
 //
 // The CUDA versions of runtime/cpu/DataMovementGrad.cpp. Gather backward
-// scatter-adds dy into the zeroed dx with atomicAdd in the tensor's type
+// scatter-adds dy into the zeroed dx with atomicAdd in the compute type
 // (repeated indices, e.g. an embedding's tokens, accumulate in a
 // nondeterministic order; the CPU sums in double). Slice backward zeroes dx
 // and scatters dy to the sliced positions, which are distinct. Pad backward
-// gathers instead: one thread per dx element sums, in the tensor's type and
+// gathers instead: one thread per dx element sums, in the compute type and
 // a fixed order, the dy positions that read it (deterministic, no atomics).
 // GatherElements backward gives each line along the axis to one thread,
 // which adds its dy elements in order into its own line of the zeroed dx:
-// lines are disjoint, so no atomics, and the order is the CPU's.
+// lines are disjoint, so no atomics, and the order is the CPU's. For F16 and
+// BF16 the two scatter-adds accumulate in fp32 (FloatAccumulation.cuh) and
+// round each dx element once.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,6 +19,7 @@
 
 #include "Common.cuh"
 #include "DataMovement.cuh"
+#include "FloatAccumulation.cuh"
 #include "Indexing.cuh"
 
 namespace remat::rt::cuda {
@@ -24,10 +27,14 @@ using namespace detail;
 
 namespace {
 
-template <typename T, typename I>
-__global__ void gatherBackwardKernel(const T *dy, const I *indices, T *dx,
+/// Adds each dy element to its dx element when that lies in [lo, hi) (dx
+/// points at element lo: all of dx for F32/F64, a window of an fp32
+/// accumulator for 16-bit data).
+template <typename T, typename I, typename Acc>
+__global__ void gatherBackwardKernel(const T *dy, const I *indices, Acc *dx,
                                      int64_t total, int64_t count,
                                      int64_t inner, int64_t axisSize,
+                                     int64_t lo, int64_t hi,
                                      DeviceStatus *status) {
   REMAT_GRID_STRIDE_LOOP(e, total) {
     const int64_t k = e % inner;
@@ -39,7 +46,9 @@ __global__ void gatherBackwardKernel(const T *dy, const I *indices, T *dx,
       continue;
     }
     const int64_t i = v < 0 ? v + axisSize : v;
-    atomicAdd(dx + (o * axisSize + i) * inner + k, dy[e]);
+    const int64_t target = (o * axisSize + i) * inner + k;
+    if (target >= lo && target < hi)
+      atomicAdd(dx + (target - lo), static_cast<Acc>(toCompute(dy[e])));
   }
 }
 
@@ -48,11 +57,14 @@ __global__ void scatterKernel(const T *dy, T *dx, int64_t n, Indexer<1> ix) {
   REMAT_GRID_STRIDE_LOOP(i, n) { dx[ix.offset(i)] = dy[i]; }
 }
 
-/// One thread per line of indices along the axis.
-template <typename T, typename I>
+/// One thread per line of indices along the axis; adds in the
+/// accumulator's type the dy elements whose dx element lies in [lo, hi) (dx
+/// points at element lo, as for gather backward).
+template <typename T, typename I, typename Acc>
 __global__ void gatherElementsBackwardKernel(const T *dy, const I *indices,
-                                             T *dx, int64_t lines,
+                                             Acc *dx, int64_t lines,
                                              GatherElementsGeometry g,
+                                             int64_t lo, int64_t hi,
                                              DeviceStatus *status) {
   REMAT_GRID_STRIDE_LOOP(line, lines) {
     const int64_t start = g.lineStart(line);
@@ -66,7 +78,9 @@ __global__ void gatherElementsBackwardKernel(const T *dy, const I *indices,
         reportError(status, kGatherElementsBackwardIndex, v);
         continue;
       }
-      dx[base + c * g.dataStride[g.axis]] += dy[p];
+      const int64_t target = base + c * g.dataStride[g.axis];
+      if (target >= lo && target < hi)
+        dx[target - lo] = dx[target - lo] + static_cast<Acc>(toCompute(dy[p]));
     }
   }
 }
@@ -74,7 +88,9 @@ __global__ void gatherElementsBackwardKernel(const T *dy, const I *indices,
 template <typename T>
 __global__ void padBackwardKernel(const T *dy, T *dx, int64_t n,
                                   PadGeometry g) {
-  REMAT_GRID_STRIDE_LOOP(i, n) { dx[i] = padGradient<T>(g, dy, i); }
+  REMAT_GRID_STRIDE_LOOP(i, n) {
+    dx[i] = fromCompute<T>(padGradient<ComputeType<T>>(g, dy, i));
+  }
 }
 
 } // namespace
@@ -85,18 +101,25 @@ void gatherBackward(const TensorView &dy, const TensorView &indices,
   const AxisExtents e = checkGatherBackward(kernel, dy, indices, dx, axis);
   const int64_t count = indices.numel();
   Context &ctx = context(kernel);
-  dispatchFloat(dy.dtype, kernel, [&](auto tag) {
+  dispatchFloatStorage(dy.dtype, kernel, [&](auto tag) {
     using T = typename decltype(tag)::type;
     dispatchIndex(indices.dtype, kernel, [&](auto indexTag) {
       using I = typename decltype(indexTag)::type;
-      zeroAsync(dx.data, dx.bytes(), kernel);
-      const int64_t total = dy.numel();
-      if (total == 0)
-        return;
-      gatherBackwardKernel<T, I><<<gridFor(total), kThreads, 0, ctx.stream>>>(
-          dy.as<const T>(), indices.as<const I>(), dx.as<T>(), total, count,
-          e.inner, e.size, ctx.status);
-      checkLaunch(kernel);
+      const int64_t total = dy.numel(), size = dx.numel();
+      auto scatter = [&](auto *acc, int64_t lo, int64_t hi) {
+        if (total == 0)
+          return;
+        gatherBackwardKernel<<<gridFor(total), kThreads, 0, ctx.stream>>>(
+            dy.as<const T>(), indices.as<const I>(), acc, total, count,
+            e.inner, e.size, lo, hi, ctx.status);
+        checkLaunch(kernel);
+      };
+      if constexpr (kIsHalfStorage<T>) {
+        accumulateInFloat(kernel, dx.as<T>(), size, 1, scatter);
+      } else {
+        zeroAsync(dx.data, dx.bytes(), kernel);
+        scatter(dx.as<T>(), 0, size);
+      }
     });
   });
 }
@@ -107,19 +130,27 @@ void gatherElementsBackward(const TensorView &dy, const TensorView &indices,
   const GatherElementsGeometry g =
       gatherElementsGeometry(kernel, dx, indices, dy, axis);
   Context &ctx = context(kernel);
-  dispatchFloat(dy.dtype, kernel, [&](auto tag) {
+  dispatchFloatStorage(dy.dtype, kernel, [&](auto tag) {
     using T = typename decltype(tag)::type;
     dispatchIndex(indices.dtype, kernel, [&](auto indexTag) {
       using I = typename decltype(indexTag)::type;
-      zeroAsync(dx.data, dx.bytes(), kernel);
       const int64_t lines = dy.numel() == 0 ? 0 : g.lines();
-      if (lines == 0)
-        return;
-      gatherElementsBackwardKernel<T, I>
-          <<<gridFor(lines), kThreads, 0, ctx.stream>>>(
-              dy.as<const T>(), indices.as<const I>(), dx.as<T>(), lines, g,
-              ctx.status);
-      checkLaunch(kernel);
+      const int64_t size = dx.numel();
+      auto add = [&](auto *acc, int64_t lo, int64_t hi) {
+        if (lines == 0)
+          return;
+        gatherElementsBackwardKernel<<<gridFor(lines), kThreads, 0,
+                                       ctx.stream>>>(
+            dy.as<const T>(), indices.as<const I>(), acc, lines, g, lo, hi,
+            ctx.status);
+        checkLaunch(kernel);
+      };
+      if constexpr (kIsHalfStorage<T>) {
+        accumulateInFloat(kernel, dx.as<T>(), size, 1, add);
+      } else {
+        zeroAsync(dx.data, dx.bytes(), kernel);
+        add(dx.as<T>(), 0, size);
+      }
     });
   });
 }
@@ -131,7 +162,7 @@ void padBackward(const TensorView &dy, const TensorView &dx,
   const PadGeometry g = padGeometry(kernel, dx.shape, dy.shape, begins, mode);
   cudaStream_t stream = context(kernel).stream;
   const int64_t n = dx.numel();
-  dispatchFloat(dy.dtype, kernel, [&](auto tag) {
+  dispatchFloatStorage(dy.dtype, kernel, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if (n == 0)
       return;

@@ -20,9 +20,11 @@ using namespace detail;
 
 namespace {
 
+/// The kept elements are scaled in the compute type of T.
 template <typename T>
 __global__ void dropoutKernel(const T *x, T *y, uint8_t *mask, int64_t n,
-                              PhiloxKey key, uint64_t threshold, T scale,
+                              PhiloxKey key, uint64_t threshold,
+                              ComputeType<T> scale,
                               const uint64_t *stepPointer) {
   const uint64_t step = *stepPointer;
   const int64_t blocks = (n + 3) / 4;
@@ -34,7 +36,8 @@ __global__ void dropoutKernel(const T *x, T *y, uint8_t *mask, int64_t n,
       if (i >= n)
         break;
       const bool keep = dropoutKeeps(bits[j], threshold);
-      y[i] = keep ? x[i] * scale : T(0);
+      y[i] = fromCompute<T>(keep ? toCompute(x[i]) * scale
+                                 : ComputeType<T>(0));
       if (mask)
         mask[i] = keep;
     }
@@ -64,11 +67,12 @@ void dropout(const TensorView &x, const TensorView &y, const TensorView &mask,
   const PhiloxKey key = dropoutKey(seed, streamId);
   const double keepProb = 1.0 - ratio;
   const uint64_t threshold = dropoutThreshold(keepProb);
-  dispatchFloat(x.dtype, kernel, [&](auto tag) {
+  dispatchFloatStorage(x.dtype, kernel, [&](auto tag) {
     using T = typename decltype(tag)::type;
+    using C = ComputeType<T>;
     if (n == 0)
       return;
-    const T scale = ratio < 1 ? static_cast<T>(1.0 / keepProb) : T(0);
+    const C scale = ratio < 1 ? static_cast<C>(1.0 / keepProb) : C(0);
     dropoutKernel<T><<<gridFor((n + 3) / 4), kThreads, 0, stream>>>(
         x.as<const T>(), y.as<T>(), pm, n, key, threshold, scale, step);
     checkLaunch(kernel);

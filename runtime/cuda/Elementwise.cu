@@ -3,7 +3,10 @@
 // The CUDA versions of runtime/cpu/Elementwise.cpp with the same per-element
 // formulas. To keep instantiations few, a kernel takes its op as a runtime
 // argument (the switch is uniform across a warp) and is instantiated per
-// element type only; cast is one kernel switching on both dtypes.
+// element type only; cast is one kernel per source type switching on the
+// destination dtype. Float kernels take F32, F64, F16 and BF16 storage and
+// compute in ComputeType<T> (fp32 for the 16-bit types, rounding to nearest
+// even on store).
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,17 +33,17 @@ template <typename T> __device__ T wrapNeg(T v) {
   return static_cast<T>(U(0) - static_cast<U>(v));
 }
 
-/// UnaryParams in the storage precision (converted on the host), so that
+/// UnaryParams in the compute precision C (converted on the host), so that
 /// fp32 kernels do no double math.
-template <typename T> struct DeviceUnaryParams {
-  T alpha, beta, gamma, lower, upper;
+template <typename C> struct DeviceUnaryParams {
+  C alpha, beta, gamma, lower, upper;
 };
 
-template <typename T> DeviceUnaryParams<T> toDevice(const UnaryParams &p) {
-  if constexpr (std::is_floating_point_v<T>)
-    return {static_cast<T>(p.alpha), static_cast<T>(p.beta),
-            static_cast<T>(p.gamma), static_cast<T>(p.lower),
-            static_cast<T>(p.upper)};
+template <typename C> DeviceUnaryParams<C> toDevice(const UnaryParams &p) {
+  if constexpr (std::is_floating_point_v<C>)
+    return {static_cast<C>(p.alpha), static_cast<C>(p.beta),
+            static_cast<C>(p.gamma), static_cast<C>(p.lower),
+            static_cast<C>(p.upper)};
   else
     return {}; // the integer ops take no parameters
 }
@@ -100,10 +103,13 @@ __device__ T unaryOp(UnaryOp op, T v, const DeviceUnaryParams<T> &p) {
   }
 }
 
+/// T is the storage type; unaryOp runs on its compute type.
 template <typename T>
 __global__ void unaryKernel(UnaryOp op, const T *x, T *y, int64_t n,
-                            DeviceUnaryParams<T> params) {
-  REMAT_GRID_STRIDE_LOOP(i, n) { y[i] = unaryOp(op, x[i], params); }
+                            DeviceUnaryParams<ComputeType<T>> params) {
+  REMAT_GRID_STRIDE_LOOP(i, n) {
+    y[i] = fromCompute<T>(unaryOp(op, toCompute(x[i]), params));
+  }
 }
 
 __global__ void notKernel(const uint8_t *x, uint8_t *y, int64_t n) {
@@ -119,8 +125,8 @@ template <typename T, typename F> __device__ T wrapping(T a, T b, F f) {
   return static_cast<T>(f(static_cast<U>(a), static_cast<U>(b)));
 }
 
-/// Add, Sub, Mul, Div, Max, Min on one type (integers wrap; integer
-/// division truncates toward zero and reports division by zero).
+/// Add, Sub, Mul, Div, Max, Min on one compute type (integers wrap;
+/// integer division truncates toward zero and reports division by zero).
 template <typename T> struct ArithmeticOp {
   BinaryOp op;
   DeviceStatus *status;
@@ -183,20 +189,23 @@ template <typename T> struct PReluOp {
   __device__ T operator()(T a, T slope) const { return a < 0 ? a * slope : a; }
 };
 
-/// Float base, float or integer exponent.
-template <typename T, typename E> struct PowOp {
-  __device__ T operator()(T a, E b) const {
-    return static_cast<T>(dPow(a, static_cast<T>(b)));
+/// Float base (compute type C), float or integer exponent (compute type E,
+/// converted to C as the CPU does).
+template <typename C, typename E> struct PowOp {
+  __device__ C operator()(C a, E b) const {
+    return dPow(a, static_cast<C>(b));
   }
 };
 
+/// A, B and R are storage types; Op works on their compute types and
+/// returns R's.
 template <typename A, typename B, typename R, typename Op>
 __global__ void binaryKernel(Op op, const A *a, const B *b, R *out, int64_t n,
                              Indexer<2> ix) {
   REMAT_GRID_STRIDE_LOOP(i, n) {
     int64_t off[2];
     ix.offsets(i, off);
-    out[i] = op(a[off[0]], b[off[1]]);
+    out[i] = fromCompute<R>(op(toCompute(a[off[0]]), toCompute(b[off[1]])));
   }
 }
 
@@ -231,9 +240,11 @@ __global__ void whereKernel(const uint8_t *cond, const T *x, const T *y, T *out,
   }
 }
 
-__global__ void castKernel(const void *x, DType from, void *y, DType to,
-                           int64_t n) {
-  REMAT_GRID_STRIDE_LOOP(i, n) { storeWide(y, to, i, loadWide(x, from, i)); }
+/// S is the source's storage type (Convert.cuh); the destination is chosen
+/// per element by `to`, uniformly across the grid.
+template <typename S>
+__global__ void castKernel(const S *x, void *y, DType to, int64_t n) {
+  REMAT_GRID_STRIDE_LOOP(i, n) { storeWide(y, to, i, widen(x[i])); }
 }
 
 template <typename T> __global__ void fillKernel(T *y, T value, int64_t n) {
@@ -262,12 +273,12 @@ void unary(UnaryOp op, const TensorView &x, const TensorView &y,
       op == UnaryOp::Neg || op == UnaryOp::Abs || op == UnaryOp::Relu;
   if ((x.dtype == DType::I64 || x.dtype == DType::I32) && !integerOk)
     fail(kernel, "op is not defined on integer dtypes");
-  dispatchArith(x.dtype, kernel, [&](auto tag) {
+  dispatchArithStorage(x.dtype, kernel, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if (n == 0)
       return;
     unaryKernel<T><<<gridFor(n), kThreads, 0, stream>>>(
-        op, x.as<const T>(), y.as<T>(), n, toDevice<T>(params));
+        op, x.as<const T>(), y.as<T>(), n, toDevice<ComputeType<T>>(params));
     checkLaunch(kernel);
   });
 }
@@ -286,26 +297,28 @@ void binary(BinaryOp op, const TensorView &a, const TensorView &b,
   case BinaryOp::Max:
   case BinaryOp::Min:
     requireDType(out, a.dtype, kernel, "output");
-    dispatchArith(a.dtype, kernel, [&](auto tag) {
+    dispatchArithStorage(a.dtype, kernel, [&](auto tag) {
       using T = typename decltype(tag)::type;
-      launchBinary<T, T, T>(a, b, out, ArithmeticOp<T>{op, ctx.status});
+      launchBinary<T, T, T>(a, b, out,
+                            ArithmeticOp<ComputeType<T>>{op, ctx.status});
     });
     return;
   case BinaryOp::Pow:
     requireDType(out, a.dtype, kernel, "output");
-    dispatchFloat(a.dtype, "binary(Pow)", [&](auto baseTag) {
+    dispatchFloatStorage(a.dtype, "binary(Pow)", [&](auto baseTag) {
       using T = typename decltype(baseTag)::type;
-      dispatchArith(b.dtype, "binary(Pow) exponent", [&](auto expTag) {
+      dispatchArithStorage(b.dtype, "binary(Pow) exponent", [&](auto expTag) {
         using E = typename decltype(expTag)::type;
-        launchBinary<T, E, T>(a, b, out, PowOp<T, E>{});
+        launchBinary<T, E, T>(a, b, out,
+                              PowOp<ComputeType<T>, ComputeType<E>>{});
       });
     });
     return;
   case BinaryOp::PRelu:
     requireDType(out, a.dtype, kernel, "output");
-    dispatchFloat(a.dtype, "binary(PRelu)", [&](auto tag) {
+    dispatchFloatStorage(a.dtype, "binary(PRelu)", [&](auto tag) {
       using T = typename decltype(tag)::type;
-      launchBinary<T, T, T>(a, b, out, PReluOp<T>{});
+      launchBinary<T, T, T>(a, b, out, PReluOp<ComputeType<T>>{});
     });
     return;
   case BinaryOp::Equal:
@@ -317,9 +330,9 @@ void binary(BinaryOp op, const TensorView &a, const TensorView &b,
                                               ComparisonOp<uint8_t>{op});
       return;
     }
-    dispatchArith(a.dtype, kernel, [&](auto tag) {
+    dispatchArithStorage(a.dtype, kernel, [&](auto tag) {
       using T = typename decltype(tag)::type;
-      launchBinary<T, T, uint8_t>(a, b, out, ComparisonOp<T>{op});
+      launchBinary<T, T, uint8_t>(a, b, out, ComparisonOp<ComputeType<T>>{op});
     });
     return;
   case BinaryOp::And:
@@ -365,11 +378,14 @@ void cast(const TensorView &x, const TensorView &y) {
     return cuda::copy(x, y);
   const int64_t n = x.numel();
   cudaStream_t stream = context(kernel).stream;
-  if (n == 0)
-    return;
-  castKernel<<<gridFor(n), kThreads, 0, stream>>>(x.data, x.dtype, y.data,
-                                                  y.dtype, n);
-  checkLaunch(kernel);
+  dispatchCastSource(x.dtype, [&](auto tag) {
+    using S = typename decltype(tag)::type;
+    if (n == 0)
+      return;
+    castKernel<S><<<gridFor(n), kThreads, 0, stream>>>(x.as<const S>(), y.data,
+                                                       y.dtype, n);
+    checkLaunch(kernel);
+  });
 }
 
 void copy(const TensorView &x, const TensorView &y) {
@@ -395,14 +411,15 @@ void fill(const TensorView &y, double value) {
   case DType::I32:
   case DType::I8:
   case DType::U8: {
-    const Wide wide{false, 0,
-                    saturatingTruncate<int64_t>(
-                        value, static_cast<int64_t>(-0x7fffffffffffffffll - 1),
-                        static_cast<int64_t>(0x7fffffffffffffffll))};
+    const Wide<double> wide{
+        false, 0,
+        saturatingTruncate<int64_t>(
+            value, static_cast<int64_t>(-0x7fffffffffffffffll - 1),
+            static_cast<int64_t>(0x7fffffffffffffffll))};
     storeWide(&bits, y.dtype, 0, wide);
     break;
   }
-  default: storeWide(&bits, y.dtype, 0, Wide{true, value, 0}); break;
+  default: storeWide(&bits, y.dtype, 0, Wide<double>{true, value, 0}); break;
   }
   const int64_t n = y.numel();
   if (n == 0)

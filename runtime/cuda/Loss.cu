@@ -1,8 +1,10 @@
 //===- Loss.cu - SoftmaxCrossEntropyLoss and NegativeLogLikelihoodLoss ----===//
 //
 // The CUDA versions of runtime/cpu/Loss.cpp. Losses per target are computed
-// in double; Sum and Mean are one block's reduction (the target count is the
-// batch, or batch times spatial dims: small next to the scores). A label out
+// in the compute type C of the scores (fp32 for F32, F16 and BF16; double
+// for F64); Sum and Mean are one block's reduction in SumOf<C> (compensated
+// fp32 sums; the target count is the batch, or batch times spatial dims:
+// small next to the scores). A label out
 // of range is recorded for checkDeviceErrors() and contributes nothing.
 // Cross-entropy without a logProb output never materialises the
 // log-probabilities (a language model's are gigabytes): each target's row
@@ -23,12 +25,12 @@ using namespace detail;
 namespace {
 
 /// Target t = (n, d): its loss -logProb[n, label, d] * w and weight w (both
-/// 0 when ignored or out of range).
-template <typename T, typename I>
+/// 0 when ignored or out of range), in the compute type C.
+template <typename T, typename I, typename C = ComputeType<T>>
 __device__ void targetLoss(const T *logProb, const I *labels, const T *weights,
                            LossShape s, int64_t t, int64_t ignoreIndex,
-                           bool hasIgnoreIndex, DeviceStatus *status,
-                           double &loss, double &weight) {
+                           bool hasIgnoreIndex, DeviceStatus *status, C &loss,
+                           C &weight) {
   loss = 0;
   weight = 0;
   const int64_t label = static_cast<int64_t>(labels[t]);
@@ -39,8 +41,8 @@ __device__ void targetLoss(const T *logProb, const I *labels, const T *weights,
     return;
   }
   const int64_t n = t / s.D, d = t % s.D;
-  weight = weights ? static_cast<double>(weights[label]) : 1.0;
-  loss = -static_cast<double>(logProb[(n * s.C + label) * s.D + d]) * weight;
+  weight = weights ? toCompute(weights[label]) : C(1);
+  loss = -toCompute(logProb[(n * s.C + label) * s.D + d]) * weight;
 }
 
 template <typename T, typename I>
@@ -49,10 +51,10 @@ __global__ void nllNoneKernel(const T *logProb, const I *labels,
                               int64_t ignoreIndex, bool hasIgnoreIndex,
                               DeviceStatus *status) {
   REMAT_GRID_STRIDE_LOOP(t, s.N * s.D) {
-    double l, w;
+    ComputeType<T> l, w;
     targetLoss(logProb, labels, weights, s, t, ignoreIndex, hasIgnoreIndex,
                status, l, w);
-    loss[t] = static_cast<T>(l);
+    loss[t] = fromCompute<T>(l);
   }
 }
 
@@ -63,19 +65,22 @@ __global__ void __launch_bounds__(kThreads)
     nllReduceKernel(const T *logProb, const I *labels, const T *weights,
                     T *loss, LossShape s, int64_t ignoreIndex,
                     bool hasIgnoreIndex, bool mean, DeviceStatus *status) {
-  __shared__ double buf[kThreads];
-  double total = 0, weightSum = 0;
+  using C = ComputeType<T>;
+  __shared__ SumOf<C> buf[kThreads];
+  SumOf<C> total{}, weightSum{};
   for (int64_t t = threadIdx.x; t < s.N * s.D; t += blockDim.x) {
-    double l, w;
+    C l, w;
     targetLoss(logProb, labels, weights, s, t, ignoreIndex, hasIgnoreIndex,
                status, l, w);
     total += l;
     weightSum += w;
   }
-  total = groupReduce(total, buf, threadIdx.x, kThreads, SumOp{});
-  weightSum = groupReduce(weightSum, buf, threadIdx.x, kThreads, SumOp{});
+  const C sum =
+      sumValue(groupReduce(total, buf, threadIdx.x, kThreads, SumOp{}));
+  const C weightTotal =
+      sumValue(groupReduce(weightSum, buf, threadIdx.x, kThreads, SumOp{}));
   if (threadIdx.x == 0)
-    loss[0] = static_cast<T>(mean ? total / weightSum : total);
+    loss[0] = fromCompute<T>(mean ? sum / weightTotal : sum);
 }
 
 /// SoftmaxCrossEntropyLoss without a logProb output: a group of lanes per
@@ -87,8 +92,10 @@ __global__ void __launch_bounds__(kThreads)
     fusedCrossEntropyKernel(const T *scores, const I *labels, const T *weights,
                             LossShape s, int64_t ignoreIndex,
                             bool hasIgnoreIndex, int log2G, T *loss,
-                            double *pairs, DeviceStatus *status) {
-  __shared__ double buf[kThreads];
+                            ComputeType<T> *pairs, DeviceStatus *status) {
+  using C = ComputeType<T>;
+  __shared__ C maxBuf[kThreads];
+  __shared__ SumOf<C> sumBuf[kThreads];
   const int G = 1 << log2G;
   const int lane = threadIdx.x & (G - 1);
   const int groupsPerBlock = kThreads >> log2G;
@@ -100,38 +107,36 @@ __global__ void __launch_bounds__(kThreads)
     const bool active = t < rows;
     // Target t = (n, d) reads scores[n, :, d].
     const T *xr = scores + (active ? (t / s.D) * s.C * s.D + t % s.D : 0);
-    T m = -dInfinity<T>();
+    C m = -dInfinity<C>();
     if (active)
       for (int64_t c = lane; c < s.C; c += G) {
-        const T v = xr[c * s.D];
+        const C v = toCompute(xr[c * s.D]);
         m = m < v ? v : m;
       }
-    T maxValue = static_cast<T>(
-        groupReduce(static_cast<double>(m), buf, lane, G,
-                    [](double a, double b) { return a < b ? b : a; }));
+    C maxValue = groupReduce(m, maxBuf, lane, G,
+                             [](C a, C b) { return a < b ? b : a; });
     if (dIsInf(maxValue))
-      maxValue = maxValue > 0 ? maxValue : T(0);
-    double sum = 0;
+      maxValue = maxValue > 0 ? maxValue : C(0);
+    SumOf<C> partial{};
     if (active)
       for (int64_t c = lane; c < s.C; c += G)
-        sum += static_cast<double>(dExp(xr[c * s.D] - maxValue));
-    sum = groupReduce(sum, buf, lane, G, SumOp{});
+        partial += dExp(toCompute(xr[c * s.D]) - maxValue);
+    const C sum = sumValue(groupReduce(partial, sumBuf, lane, G, SumOp{}));
     if (!active || lane != 0)
       continue;
-    double l = 0, w = 0;
+    C l = 0, w = 0;
     const int64_t label = static_cast<int64_t>(labels[t]);
     if (!(hasIgnoreIndex && label == ignoreIndex)) {
       if (label < 0 || label >= s.C) {
         reportError(status, kLossLabel, label);
       } else {
-        const T logSum = static_cast<T>(::log(sum));
-        const T logProb = (xr[label * s.D] - maxValue) - logSum;
-        w = weights ? static_cast<double>(weights[label]) : 1.0;
-        l = -static_cast<double>(logProb) * w;
+        const C logProb = (toCompute(xr[label * s.D]) - maxValue) - dLog(sum);
+        w = weights ? toCompute(weights[label]) : C(1);
+        l = -logProb * w;
       }
     }
     if (loss) {
-      loss[t] = static_cast<T>(l);
+      loss[t] = fromCompute<T>(l);
     } else {
       pairs[2 * t] = l;
       pairs[2 * t + 1] = w;
@@ -140,20 +145,24 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 /// One block: loss[0] = sum of the losses (divided by the summed weights for
-/// Mean) from (loss, weight) pairs.
+/// Mean) from (loss, weight) pairs in the compute type.
 template <typename T>
 __global__ void __launch_bounds__(kThreads)
-    sumPairsKernel(const double *pairs, int64_t count, T *loss, bool mean) {
-  __shared__ double buf[kThreads];
-  double total = 0, weightSum = 0;
+    sumPairsKernel(const ComputeType<T> *pairs, int64_t count, T *loss,
+                   bool mean) {
+  using C = ComputeType<T>;
+  __shared__ SumOf<C> buf[kThreads];
+  SumOf<C> total{}, weightSum{};
   for (int64_t t = threadIdx.x; t < count; t += blockDim.x) {
     total += pairs[2 * t];
     weightSum += pairs[2 * t + 1];
   }
-  total = groupReduce(total, buf, threadIdx.x, kThreads, SumOp{});
-  weightSum = groupReduce(weightSum, buf, threadIdx.x, kThreads, SumOp{});
+  const C sum =
+      sumValue(groupReduce(total, buf, threadIdx.x, kThreads, SumOp{}));
+  const C weightTotal =
+      sumValue(groupReduce(weightSum, buf, threadIdx.x, kThreads, SumOp{}));
   if (threadIdx.x == 0)
-    loss[0] = static_cast<T>(mean ? total / weightSum : total);
+    loss[0] = fromCompute<T>(mean ? sum / weightTotal : sum);
 }
 
 /// The shared checks (common/LossChecks.h) and the dtypes launchNll
@@ -163,7 +172,7 @@ LossShape checkNllOperands(const char *kernel, const TensorView &logProb,
                           const TensorView &loss, LossReduction reduction) {
   const LossShape s =
       checkNll(kernel, logProb, target, weights, loss, reduction);
-  dispatchFloat(logProb.dtype, kernel, [](auto) {});
+  dispatchFloatStorage(logProb.dtype, kernel, [](auto) {});
   dispatchIndex(target.dtype, kernel, [](auto) {});
   return s;
 }
@@ -173,7 +182,7 @@ void launchNll(const char *kernel, const TensorView &logProb,
                const TensorView &loss, LossReduction reduction,
                int64_t ignoreIndex, bool hasIgnoreIndex, LossShape s) {
   Context &ctx = context(kernel);
-  dispatchFloat(logProb.dtype, kernel, [&](auto tag) {
+  dispatchFloatStorage(logProb.dtype, kernel, [&](auto tag) {
     using T = typename decltype(tag)::type;
     dispatchIndex(target.dtype, kernel, [&](auto indexTag) {
       using I = typename decltype(indexTag)::type;
@@ -213,16 +222,17 @@ void softmaxCrossEntropyLoss(const TensorView &scores, const TensorView &labels,
   }
   // Without the log-probabilities: only the targets' entries are computed.
   Context &ctx = context(kernel);
-  dispatchFloat(scores.dtype, kernel, [&](auto tag) {
+  dispatchFloatStorage(scores.dtype, kernel, [&](auto tag) {
     using T = typename decltype(tag)::type;
+    using C = ComputeType<T>;
     dispatchIndex(labels.dtype, kernel, [&](auto indexTag) {
       using I = typename decltype(indexTag)::type;
       const int64_t targets = s.N * s.D;
       const bool none = reduction == LossReduction::None;
-      double *pairs = nullptr;
+      C *pairs = nullptr;
       if (!none) {
         Scratch scratch(kernel);
-        pairs = scratch.take<double>(static_cast<size_t>(2 * targets));
+        pairs = scratch.take<C>(static_cast<size_t>(2 * targets));
       }
       if (targets > 0) {
         const int log2G = s.D == 1 ? log2Lanes(s.C, kThreads) : 0;

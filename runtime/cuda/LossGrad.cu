@@ -20,20 +20,20 @@ using namespace detail;
 
 namespace {
 
-struct LossArgs {
+template <typename C> struct LossArgs {
   LossShape s;
   LossReduction reduction;
   int64_t ignoreIndex;
   bool hasIgnoreIndex;
-  const double *weightSum; // Mean only
+  const C *weightSum; // Mean only
   DeviceStatus *status;
 };
 
 /// Target t's label (-1 when ignored or out of range) and coefficient.
-template <typename T, typename I>
+template <typename T, typename I, typename C>
 __device__ int64_t targetCoefficient(const T *dloss, const I *labels,
-                                     const T *weights, const LossArgs &a,
-                                     int64_t t, double &coefficient) {
+                                     const T *weights, const LossArgs<C> &a,
+                                     int64_t t, C &coefficient) {
   coefficient = 0;
   const int64_t label = static_cast<int64_t>(labels[t]);
   if (a.hasIgnoreIndex && label == a.ignoreIndex)
@@ -42,72 +42,72 @@ __device__ int64_t targetCoefficient(const T *dloss, const I *labels,
     reportError(a.status, kLossBackwardLabel, label);
     return -1;
   }
-  const double w = weights ? static_cast<double>(weights[label]) : 1.0;
+  const C w = weights ? toCompute(weights[label]) : C(1);
   switch (a.reduction) {
   case LossReduction::None:
-    coefficient = w * static_cast<double>(dloss[t]);
+    coefficient = w * toCompute(dloss[t]);
     break;
   case LossReduction::Sum:
-    coefficient = w * static_cast<double>(dloss[0]);
+    coefficient = w * toCompute(dloss[0]);
     break;
   case LossReduction::Mean:
-    coefficient = w * (static_cast<double>(dloss[0]) / *a.weightSum);
+    coefficient = w * (toCompute(dloss[0]) / *a.weightSum);
     break;
   }
   return label;
 }
 
 /// The Mean denominator: the weights of the non-ignored targets.
-template <typename T, typename I>
+template <typename T, typename I, typename C>
 __global__ void __launch_bounds__(kThreads)
-    weightSumKernel(const I *labels, const T *weights, LossArgs a,
-                    double *weightSum) {
-  __shared__ double buf[kThreads];
-  double sum = 0;
+    weightSumKernel(const I *labels, const T *weights, LossArgs<C> a,
+                    C *weightSum) {
+  __shared__ SumOf<C> buf[kThreads];
+  SumOf<C> sum{};
   for (int64_t t = threadIdx.x; t < a.s.N * a.s.D; t += blockDim.x) {
     const int64_t label = static_cast<int64_t>(labels[t]);
     if ((a.hasIgnoreIndex && label == a.ignoreIndex) || label < 0 ||
         label >= a.s.C)
       continue;
-    sum += weights ? static_cast<double>(weights[label]) : 1.0;
+    sum += weights ? toCompute(weights[label]) : C(1);
   }
-  sum = groupReduce(sum, buf, threadIdx.x, kThreads, SumOp{});
+  const C total = sumValue(groupReduce(sum, buf, threadIdx.x, kThreads, SumOp{}));
   if (threadIdx.x == 0)
-    *weightSum = sum;
+    *weightSum = total;
 }
 
 /// dscores[n, c, d] = (exp(logProb) - [c == label]) * coefficient.
-template <typename T, typename I>
+template <typename T, typename I, typename C>
 __global__ void
 softmaxCrossEntropyBackwardKernel(const T *dloss, const T *logProb,
                                   const I *labels, const T *weights, T *dscores,
-                                  LossArgs a) {
+                                  LossArgs<C> a) {
   const int64_t CD = a.s.C * a.s.D;
   REMAT_GRID_STRIDE_LOOP(at, a.s.N * CD) {
     const int64_t n = at / CD, c = (at / a.s.D) % a.s.C, d = at % a.s.D;
-    double coefficient;
+    C coefficient;
     const int64_t label = targetCoefficient(dloss, labels, weights, a,
                                             n * a.s.D + d, coefficient);
     if (label < 0) {
-      dscores[at] = T(0);
+      dscores[at] = fromCompute<T>(C(0));
       continue;
     }
-    const double p = ::exp(static_cast<double>(logProb[at]));
-    dscores[at] = static_cast<T>((p - (c == label ? 1.0 : 0.0)) * coefficient);
+    const C p = dExp(toCompute(logProb[at]));
+    dscores[at] = fromCompute<T>((p - (c == label ? C(1) : C(0))) * coefficient);
   }
 }
 
 /// dinput (zeroed first) [n, label, d] = -coefficient.
-template <typename T, typename I>
+template <typename T, typename I, typename C>
 __global__ void nllBackwardKernel(const T *dloss, const I *labels,
-                                  const T *weights, T *dinput, LossArgs a) {
+                                  const T *weights, T *dinput, LossArgs<C> a) {
   REMAT_GRID_STRIDE_LOOP(t, a.s.N * a.s.D) {
-    double coefficient;
+    C coefficient;
     const int64_t label =
         targetCoefficient(dloss, labels, weights, a, t, coefficient);
     if (label >= 0)
       dinput[((t / a.s.D) * a.s.C + label) * a.s.D + t % a.s.D] =
-          static_cast<T>(-coefficient);
+          fromCompute<T>(-coefficient);
   }
 }
 
@@ -123,17 +123,18 @@ void lossBackwardCommon(const char *kernel, const TensorView &dloss,
   const LossShape s = checkLossBackward(kernel, dloss, input, labels, weights,
                                         dinput, reduction);
   Context &ctx = context(kernel);
-  dispatchFloat(input.dtype, kernel, [&](auto tag) {
+  dispatchFloatStorage(input.dtype, kernel, [&](auto tag) {
     using T = typename decltype(tag)::type;
+    using C = ComputeType<T>;
     dispatchIndex(labels.dtype, kernel, [&](auto indexTag) {
       using I = typename decltype(indexTag)::type;
-      LossArgs args{s,       reduction, ignoreIndex, hasIgnoreIndex,
-                    nullptr, ctx.status};
+      LossArgs<C> args{s,       reduction, ignoreIndex, hasIgnoreIndex,
+                       nullptr, ctx.status};
       const T *w = weights.empty() ? nullptr : weights.as<const T>();
       if (reduction == LossReduction::Mean && s.N * s.D > 0) {
         Scratch scratch(kernel);
-        double *weightSum = scratch.take<double>(1);
-        weightSumKernel<T, I><<<1, kThreads, 0, ctx.stream>>>(
+        C *weightSum = scratch.take<C>(1);
+        weightSumKernel<T, I, C><<<1, kThreads, 0, ctx.stream>>>(
             labels.as<const I>(), w, args, weightSum);
         checkLaunch(kernel);
         args.weightSum = weightSum;
@@ -155,7 +156,7 @@ void softmaxCrossEntropyLossBackward(const TensorView &dloss,
   const char *kernel = "softmaxCrossEntropyLossBackward";
   lossBackwardCommon(kernel, dloss, logProb, labels, weights, dscores,
                      reduction, ignoreIndex, hasIgnoreIndex,
-                     [&](auto tag, auto indexTag, const LossArgs &args, auto *w,
+                     [&](auto tag, auto indexTag, const auto &args, auto *w,
                          cudaStream_t stream) {
                        using T = typename decltype(tag)::type;
                        using I = typename decltype(indexTag)::type;
@@ -179,7 +180,7 @@ void nllLossBackward(const TensorView &dloss, const TensorView &target,
   lossBackwardCommon(
       kernel, dloss, dinput, target, weights, dinput, reduction, ignoreIndex,
       hasIgnoreIndex,
-      [&](auto tag, auto indexTag, const LossArgs &args, auto *w,
+      [&](auto tag, auto indexTag, const auto &args, auto *w,
           cudaStream_t stream) {
         using T = typename decltype(tag)::type;
         using I = typename decltype(indexTag)::type;

@@ -4,7 +4,11 @@
 // (the linear layer) is one tall GEMM; otherwise the output's batch dims are
 // walked in runs of constant operand stride, each run one strided-batched
 // GEMM (stride 0 for a broadcast operand), so the host issues a single call
-// unless the broadcast pattern cannot be expressed with one stride.
+// unless the broadcast pattern cannot be expressed with one stride. F16 and
+// BF16 operands and results go through cublasGemmStridedBatchedEx with fp32
+// compute (tensor cores, fp32 accumulation, one rounding on store); F32 and
+// F64 through cublasSgemm/Dgemm under the handle's pedantic math mode
+// (Context.cu).
 //
 //===----------------------------------------------------------------------===//
 
@@ -52,24 +56,49 @@ cublasStatus_t gemmCall(cublasHandle_t h, cublasOperation_t ta,
                                    ldb, sb, beta, C, ldc, sc, batch);
 }
 
+/// cuBLAS's names of the storage types of the Ex GEMMs.
+template <typename T> constexpr cudaDataType_t kBlasType = CUDA_R_32F;
+template <> constexpr cudaDataType_t kBlasType<Half> = CUDA_R_16F;
+template <> constexpr cudaDataType_t kBlasType<BFloat16> = CUDA_R_16BF;
+
+/// 16-bit A and B, C 16-bit or fp32 (an fp32 accumulator: the filter
+/// gradient), fp32 alpha, beta and accumulation. CUBLAS_COMPUTE_32F (not
+/// _PEDANTIC) lets cuBLAS use tensor cores, whose products of 16-bit values
+/// are exact in fp32; the handle's
+/// CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION keeps split-K partial
+/// sums in fp32 rather than in a 16-bit output type.
+template <typename T, typename Out,
+          typename = std::enable_if_t<kIsHalfStorage<T>>>
+cublasStatus_t gemmCall(cublasHandle_t h, cublasOperation_t ta,
+                        cublasOperation_t tb, int m, int n, int k,
+                        const float *alpha, const T *A, int lda, long long sa,
+                        const T *B, int ldb, long long sb, const float *beta,
+                        Out *C, int ldc, long long sc, int batch) {
+  return cublasGemmStridedBatchedEx(
+      h, ta, tb, m, n, k, alpha, A, kBlasType<T>, lda, sa, B, kBlasType<T>, ldb,
+      sb, beta, C, kBlasType<Out>, ldc, sc, batch, CUBLAS_COMPUTE_32F,
+      CUBLAS_GEMM_DEFAULT);
+}
+
 } // namespace
 
-template <typename T>
+template <typename T, typename Out>
 void gemmStridedBatched(const char *kernel, bool transA, bool transB, int64_t M,
                         int64_t N, int64_t K, const T *A, int64_t strideA,
-                        const T *B, int64_t strideB, T *C, int64_t strideC,
-                        int64_t batch, T beta) {
+                        const T *B, int64_t strideB, Out *C, int64_t strideC,
+                        int64_t batch, ComputeType<T> beta) {
+  using S = ComputeType<T>; // alpha and beta
   if (M == 0 || N == 0 || batch == 0)
     return;
   Context &ctx = context(kernel);
   if (K == 0) { // cuBLAS rejects lda == 0; the product is empty
-    if (beta != T(0))
+    if (beta != S(0))
       return;
     if (strideC == M * N) {
-      zeroAsync(C, static_cast<size_t>(batch * M * N) * sizeof(T), kernel);
+      zeroAsync(C, static_cast<size_t>(batch * M * N) * sizeof(Out), kernel);
     } else {
       for (int64_t b = 0; b < batch; ++b)
-        zeroAsync(C + b * strideC, static_cast<size_t>(M * N) * sizeof(T),
+        zeroAsync(C + b * strideC, static_cast<size_t>(M * N) * sizeof(Out),
                   kernel);
     }
     return;
@@ -78,7 +107,7 @@ void gemmStridedBatched(const char *kernel, bool transA, bool transB, int64_t M,
   const int k = toInt(K, kernel, "K");
   const int lda = transA ? m : k;
   const int ldb = transB ? k : n;
-  const T alpha = T(1);
+  const S alpha = S(1);
   // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T.
   constexpr int64_t kMaxBatch = std::numeric_limits<int>::max();
   for (int64_t first = 0; first < batch; first += kMaxBatch) {
@@ -92,14 +121,27 @@ void gemmStridedBatched(const char *kernel, bool transA, bool transB, int64_t M,
   }
 }
 
-template void gemmStridedBatched<float>(const char *, bool, bool, int64_t,
-                                        int64_t, int64_t, const float *,
-                                        int64_t, const float *, int64_t,
-                                        float *, int64_t, int64_t, float);
-template void gemmStridedBatched<double>(const char *, bool, bool, int64_t,
-                                         int64_t, int64_t, const double *,
-                                         int64_t, const double *, int64_t,
-                                         double *, int64_t, int64_t, double);
+template void gemmStridedBatched<float, float>(
+    const char *, bool, bool, int64_t, int64_t, int64_t, const float *,
+    int64_t, const float *, int64_t, float *, int64_t, int64_t, float);
+template void gemmStridedBatched<double, double>(
+    const char *, bool, bool, int64_t, int64_t, int64_t, const double *,
+    int64_t, const double *, int64_t, double *, int64_t, int64_t, double);
+template void gemmStridedBatched<Half, Half>(const char *, bool, bool, int64_t,
+                                             int64_t, int64_t, const Half *,
+                                             int64_t, const Half *, int64_t,
+                                             Half *, int64_t, int64_t, float);
+template void gemmStridedBatched<BFloat16, BFloat16>(
+    const char *, bool, bool, int64_t, int64_t, int64_t, const BFloat16 *,
+    int64_t, const BFloat16 *, int64_t, BFloat16 *, int64_t, int64_t, float);
+template void gemmStridedBatched<Half, float>(const char *, bool, bool,
+                                              int64_t, int64_t, int64_t,
+                                              const Half *, int64_t,
+                                              const Half *, int64_t, float *,
+                                              int64_t, int64_t, float);
+template void gemmStridedBatched<BFloat16, float>(
+    const char *, bool, bool, int64_t, int64_t, int64_t, const BFloat16 *,
+    int64_t, const BFloat16 *, int64_t, float *, int64_t, int64_t, float);
 
 } // namespace detail
 
@@ -121,7 +163,7 @@ void matmulImpl(const TensorView &a, const TensorView &b, const TensorView &out,
   if (!transA && numElements(batchDims(b.shape)) == 1 &&
       batchDims(a.shape) == outBatch) {
     gemmStridedBatched<T>(kernel, false, transB, numElements(outBatch) * M, N,
-                          K, pa, 0, pb, 0, po, 0, 1, T(0));
+                          K, pa, 0, pb, 0, po, 0, 1, ComputeType<T>(0));
     return;
   }
 
@@ -137,7 +179,8 @@ void matmulImpl(const TensorView &a, const TensorView &b, const TensorView &out,
                   gemmStridedBatched<T>(
                       kernel, transA, transB, M, N, K, pa + off[0] * sizeA,
                       st[0] * sizeA, pb + off[1] * sizeB, st[1] * sizeB,
-                      po + off[2] * sizeO, st[2] * sizeO, count, T(0));
+                      po + off[2] * sizeO, st[2] * sizeO, count,
+                      ComputeType<T>(0));
                 });
 }
 
@@ -148,7 +191,7 @@ void matmul(const TensorView &a, const TensorView &b, const TensorView &out,
   const char *kernel = "matmul";
   checkMatMul(kernel, a, b, out);
   context(kernel);
-  dispatchFloat(a.dtype, kernel, [&](auto tag) {
+  dispatchFloatStorage(a.dtype, kernel, [&](auto tag) {
     matmulImpl<typename decltype(tag)::type>(a, b, out, transA, transB);
   });
 }

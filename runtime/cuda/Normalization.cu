@@ -1,11 +1,15 @@
 //===- Normalization.cu - Softmax, LayerNorm, BatchNorm -------------------===//
 //
 // The CUDA versions of runtime/cpu/Normalization.cpp with the same formulas:
-// statistics in double (two-pass mean and variance), the per-element
-// results in the tensor's type. Softmax and LayerNorm give each row to a
-// group of lanes (Reduction.cuh); BatchNorm training gives each channel to
-// a block, which computes the statistics and then normalises its channel,
-// so no scratch is needed.
+// two-pass mean and variance, the per-element results in the data's compute
+// type. Softmax sums in SumOf<C> (compensated fp32 for F32/F16/BF16 data).
+// LayerNorm and BatchNorm compute their statistics in A: fp32 (compensated
+// sums), or double when the data or one of the F32/F64 side arrays
+// (statistics, BatchNorm's parameters) is F64, as the CPU does
+// (statisticsInDouble). Softmax and LayerNorm give each row to a group of
+// lanes (Reduction.cuh); BatchNorm training gives each channel to a block,
+// which computes the statistics and then normalises its channel, so no
+// scratch is needed.
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,7 +36,9 @@ template <typename T>
 __global__ void __launch_bounds__(kThreads)
     softmaxKernel(const T *x, T *y, int64_t rows, int64_t size, int64_t inner,
                   int log2G, bool log) {
-  __shared__ double buf[kThreads];
+  using C = ComputeType<T>;
+  __shared__ C maxBuf[kThreads];
+  __shared__ SumOf<C> sumBuf[kThreads];
   const int G = 1 << log2G;
   const int lane = threadIdx.x & (G - 1);
   const int groupsPerBlock = kThreads >> log2G;
@@ -46,34 +52,35 @@ __global__ void __launch_bounds__(kThreads)
     T *yr = y + base;
 
     // Max ignoring NaN (as std::max with the running max first).
-    T m = -dInfinity<T>();
+    C m = -dInfinity<C>();
     if (active)
       for (int64_t i = lane; i < size; i += G) {
-        const T v = xr[i * inner];
+        const C v = toCompute(xr[i * inner]);
         m = m < v ? v : m;
       }
-    T maxValue = static_cast<T>(
-        groupReduce(static_cast<double>(m), buf, lane, G,
-                    [](double a, double b) { return a < b ? b : a; }));
+    C maxValue = groupReduce(m, maxBuf, lane, G,
+                             [](C a, C b) { return a < b ? b : a; });
     if (dIsInf(maxValue)) // all -inf (or +inf present): avoid inf - inf
-      maxValue = maxValue > 0 ? maxValue : T(0);
+      maxValue = maxValue > 0 ? maxValue : C(0);
 
-    double sum = 0;
+    SumOf<C> partial{};
     if (active)
       for (int64_t i = lane; i < size; i += G)
-        sum += static_cast<double>(dExp(xr[i * inner] - maxValue));
-    sum = groupReduce(sum, buf, lane, G, SumOp{});
+        partial += dExp(toCompute(xr[i * inner]) - maxValue);
+    const C sum = sumValue(groupReduce(partial, sumBuf, lane, G, SumOp{}));
 
     if (!active)
       continue;
     if (log) {
-      const T logSum = static_cast<T>(::log(sum));
+      const C logSum = dLog(sum);
       for (int64_t i = lane; i < size; i += G)
-        yr[i * inner] = (xr[i * inner] - maxValue) - logSum;
+        yr[i * inner] =
+            fromCompute<T>((toCompute(xr[i * inner]) - maxValue) - logSum);
     } else {
-      const T scale = static_cast<T>(1.0 / sum);
+      const C scale = C(1) / sum;
       for (int64_t i = lane; i < size; i += G)
-        yr[i * inner] = dExp(xr[i * inner] - maxValue) * scale;
+        yr[i * inner] =
+            fromCompute<T>(dExp(toCompute(xr[i * inner]) - maxValue) * scale);
     }
   }
 }
@@ -83,7 +90,7 @@ void softmaxCommon(const char *kernel, const TensorView &x, const TensorView &y,
   const AxisExtents s = checkSoftmax(kernel, x, y, axis);
   const int64_t rows = s.outer * s.inner;
   cudaStream_t stream = context(kernel).stream;
-  dispatchFloat(x.dtype, kernel, [&](auto tag) {
+  dispatchFloatStorage(x.dtype, kernel, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if (rows == 0 || s.size == 0)
       return;
@@ -113,16 +120,18 @@ Strides paramStrides(const TensorView &p, const Shape &normShape,
 
 /// Rows of n contiguous elements; scale and bias (bias may be null) are read
 /// through `params` (operand 0 scale, 1 bias) broadcast to the normalised
-/// shape.
-template <typename T>
+/// shape. Statistics in A, the normalised values in T's compute type.
+template <typename T, typename A>
 __global__ void __launch_bounds__(kThreads)
     layerNormKernel(const T *x, const T *scale, const T *bias, T *y,
                     FloatRef mean, FloatRef invStdDev, int64_t rows, int64_t n,
-                    Indexer<2> params, double epsilon, int log2G) {
-  __shared__ double buf[kThreads];
+                    Indexer<2> params, A epsilon, int log2G) {
+  using C = ComputeType<T>;
+  __shared__ SumOf<A> buf[kThreads];
   const int G = 1 << log2G;
   const int lane = threadIdx.x & (G - 1);
   const int groupsPerBlock = kThreads >> log2G;
+  const A count = static_cast<A>(n);
   for (int64_t first = static_cast<int64_t>(blockIdx.x) * groupsPerBlock;
        first < rows;
        first += static_cast<int64_t>(gridDim.x) * groupsPerBlock) {
@@ -132,28 +141,27 @@ __global__ void __launch_bounds__(kThreads)
     T *yr = y + (active ? r * n : 0);
 
     // Two-pass mean / variance: no cancellation for large means.
-    double sum = 0;
+    SumOf<A> sum{};
     if (active)
       for (int64_t i = lane; i < n; i += G)
-        sum += static_cast<double>(xr[i]);
-    const double mu =
-        groupReduce(sum, buf, lane, G, SumOp{}) / static_cast<double>(n);
-    double sq = 0;
+        sum += static_cast<A>(toCompute(xr[i]));
+    const A mu = sumValue(groupReduce(sum, buf, lane, G, SumOp{})) / count;
+    SumOf<A> sq{};
     if (active)
       for (int64_t i = lane; i < n; i += G) {
-        const double d = static_cast<double>(xr[i]) - mu;
+        const A d = static_cast<A>(toCompute(xr[i])) - mu;
         sq += d * d;
       }
-    sq = groupReduce(sq, buf, lane, G, SumOp{});
+    const A var = sumValue(groupReduce(sq, buf, lane, G, SumOp{})) / count;
     if (!active)
       continue;
-    const double inv = 1.0 / ::sqrt(sq / static_cast<double>(n) + epsilon);
-    const T muT = static_cast<T>(mu), invT = static_cast<T>(inv);
+    const A inv = A(1) / dSqrt(var + epsilon);
+    const C muC = static_cast<C>(mu), invC = static_cast<C>(inv);
     for (int64_t i = lane; i < n; i += G) {
       int64_t off[2];
       params.offsets(i, off);
-      const T v = (xr[i] - muT) * invT * scale[off[0]];
-      yr[i] = bias ? v + bias[off[1]] : v;
+      const C v = (toCompute(xr[i]) - muC) * invC * toCompute(scale[off[0]]);
+      yr[i] = fromCompute<T>(bias ? v + toCompute(bias[off[1]]) : v);
     }
     if (lane == 0) {
       if (mean.data)
@@ -173,79 +181,85 @@ struct ChannelParams {
   FloatRef scale, bias, mean, var;
 };
 
-template <typename T>
+template <typename T, typename A>
 __global__ void batchNormInferenceKernel(const T *x, T *y, int64_t n,
                                          int64_t channels, int64_t spatial,
-                                         ChannelParams p, double epsilon) {
+                                         ChannelParams p, A epsilon) {
+  using C = ComputeType<T>;
   REMAT_GRID_STRIDE_LOOP(i, n) {
     const int64_t c = (i / spatial) % channels;
-    // Folded into y = x * a + shift, in double, as the CPU.
-    const double a = p.scale.load(c) / ::sqrt(p.var.load(c) + epsilon);
-    const double shift = p.bias.load(c) - p.mean.load(c) * a;
-    y[i] = x[i] * static_cast<T>(a) + static_cast<T>(shift);
+    // Folded into y = x * a + shift, in A, as the CPU folds in double.
+    const A a = p.scale.load<A>(c) / dSqrt(p.var.load<A>(c) + epsilon);
+    const A shift = p.bias.load<A>(c) - p.mean.load<A>(c) * a;
+    y[i] = fromCompute<T>(toCompute(x[i]) * static_cast<C>(a) +
+                          static_cast<C>(shift));
   }
 }
 
-struct BatchNormTrainingArgs {
+template <typename A> struct BatchNormTrainingArgs {
   ChannelParams params;    // scale, bias, running mean, running var
   FloatRef runningMeanOut; // optional
   FloatRef runningVarOut;  // optional
   FloatRef savedMean;      // optional
   FloatRef savedInvStd;    // optional
-  double epsilon, momentum;
+  A epsilon, momentum;
   bool unbiasedRunningVar;
 };
 
-/// One block per channel: batch statistics (two-pass, double), saved and
+/// One block per channel: batch statistics (two-pass, in A), saved and
 /// running statistics, then the channel's normalised output.
-template <typename T>
+template <typename T, typename A>
 __global__ void __launch_bounds__(kThreads)
     batchNormTrainingKernel(const T *x, T *y, int64_t batch, int64_t channels,
-                            int64_t spatial, BatchNormTrainingArgs args) {
-  __shared__ double buf[kThreads];
+                            int64_t spatial, BatchNormTrainingArgs<A> args) {
+  using C = ComputeType<T>;
+  __shared__ SumOf<A> buf[kThreads];
+  const ChannelParams &p = args.params;
   const int64_t count = batch * spatial;
-  const double countD = static_cast<double>(count);
+  const A countA = static_cast<A>(count);
   for (int64_t c = blockIdx.x; c < channels; c += gridDim.x) {
-    double sum = 0;
+    SumOf<A> sum{};
     for (int64_t e = threadIdx.x; e < count; e += blockDim.x)
-      sum += static_cast<double>(
-          x[((e / spatial) * channels + c) * spatial + e % spatial]);
-    const double mu =
-        groupReduce(sum, buf, threadIdx.x, kThreads, SumOp{}) / countD;
-    double sq = 0;
+      sum += static_cast<A>(toCompute(
+          x[((e / spatial) * channels + c) * spatial + e % spatial]));
+    const A mu =
+        sumValue(groupReduce(sum, buf, threadIdx.x, kThreads, SumOp{})) /
+        countA;
+    SumOf<A> sq{};
     for (int64_t e = threadIdx.x; e < count; e += blockDim.x) {
-      const double d =
-          static_cast<double>(
-              x[((e / spatial) * channels + c) * spatial + e % spatial]) -
-          mu;
+      const A d = static_cast<A>(toCompute(
+                      x[((e / spatial) * channels + c) * spatial +
+                        e % spatial])) -
+                  mu;
       sq += d * d;
     }
-    const double var =
-        groupReduce(sq, buf, threadIdx.x, kThreads, SumOp{}) / countD;
-    const double invStd = 1.0 / ::sqrt(var + args.epsilon);
-    const double a = args.params.scale.load(c) * invStd;
-    const double shift = args.params.bias.load(c) - mu * a;
+    const A var =
+        sumValue(groupReduce(sq, buf, threadIdx.x, kThreads, SumOp{})) /
+        countA;
+    const A invStd = A(1) / dSqrt(var + args.epsilon);
+    const A a = p.scale.load<A>(c) * invStd;
+    const A shift = p.bias.load<A>(c) - mu * a;
     if (threadIdx.x == 0) {
       if (args.savedMean.data)
         args.savedMean.store(c, mu);
       if (args.savedInvStd.data)
         args.savedInvStd.store(c, invStd);
-      const double m = args.momentum;
+      const A m = args.momentum;
       if (args.runningMeanOut.data)
-        args.runningMeanOut.store(c,
-                                  m * args.params.mean.load(c) + (1 - m) * mu);
+        args.runningMeanOut.store(
+            c, m * p.mean.load<A>(c) + (A(1) - m) * mu);
       // PyTorch tracks the unbiased variance; the ONNX spec the biased one.
-      const double tracked = args.unbiasedRunningVar && countD > 1
-                                 ? var * (countD / (countD - 1))
-                                 : var;
+      const A tracked = args.unbiasedRunningVar && countA > A(1)
+                            ? var * (countA / (countA - A(1)))
+                            : var;
       if (args.runningVarOut.data)
-        args.runningVarOut.store(c, m * args.params.var.load(c) +
-                                        (1 - m) * tracked);
+        args.runningVarOut.store(
+            c, m * p.var.load<A>(c) + (A(1) - m) * tracked);
     }
-    const T aT = static_cast<T>(a), shiftT = static_cast<T>(shift);
+    const C aC = static_cast<C>(a), shiftC = static_cast<C>(shift);
     for (int64_t e = threadIdx.x; e < count; e += blockDim.x) {
       const int64_t at = ((e / spatial) * channels + c) * spatial + e % spatial;
-      y[at] = x[at] * aT + shiftT;
+      y[at] = fromCompute<T>(toCompute(x[at]) * aC + shiftC);
     }
   }
 }
@@ -289,19 +303,22 @@ void layerNorm(const TensorView &x, const TensorView &scale,
                       bias.empty() ? Strides(normShape.size(), 0)
                                    : paramStrides(bias, normShape, kernel)},
                      kernel);
-  const FloatRef meanRef = floatRef(mean, kernel, "mean");
-  const FloatRef invRef = floatRef(invStdDev, kernel, "invStdDev");
+  const FloatRef meanRef = floatRefLike(mean, x.dtype, kernel, "mean");
+  const FloatRef invRef =
+      floatRefLike(invStdDev, x.dtype, kernel, "invStdDev");
   cudaStream_t stream = context(kernel).stream;
-  dispatchFloat(x.dtype, kernel, [&](auto tag) {
+  const bool inDouble = statisticsInDouble(x.dtype, {meanRef, invRef});
+  dispatchWithStatistics(x.dtype, inDouble, kernel, [&](auto tag, auto aTag) {
     using T = typename decltype(tag)::type;
+    using A = typename decltype(aTag)::type;
     if (rows == 0 || n == 0)
       return;
     const int log2G = log2Lanes(n, kThreads);
-    layerNormKernel<T>
+    layerNormKernel<T, A>
         <<<gridFor(rows, kThreads >> log2G), kThreads, 0, stream>>>(
             x.as<const T>(), scale.as<const T>(),
             bias.empty() ? nullptr : bias.as<const T>(), y.as<T>(), meanRef,
-            invRef, rows, n, params, epsilon, log2G);
+            invRef, rows, n, params, static_cast<A>(epsilon), log2G);
     checkLaunch(kernel);
   });
 }
@@ -317,13 +334,17 @@ void batchNormInference(const TensorView &x, const TensorView &scale,
                         channelParam(mean, e.channels, kernel, "mean"),
                         channelParam(var, e.channels, kernel, "var")};
   cudaStream_t stream = context(kernel).stream;
-  dispatchFloat(x.dtype, kernel, [&](auto tag) {
+  const bool inDouble =
+      statisticsInDouble(x.dtype, {p.scale, p.bias, p.mean, p.var});
+  dispatchWithStatistics(x.dtype, inDouble, kernel, [&](auto tag, auto aTag) {
     using T = typename decltype(tag)::type;
+    using A = typename decltype(aTag)::type;
     const int64_t n = x.numel();
     if (n == 0)
       return;
-    batchNormInferenceKernel<T><<<gridFor(n), kThreads, 0, stream>>>(
-        x.as<const T>(), y.as<T>(), n, e.channels, e.spatial, p, epsilon);
+    batchNormInferenceKernel<T, A><<<gridFor(n), kThreads, 0, stream>>>(
+        x.as<const T>(), y.as<T>(), n, e.channels, e.spatial, p,
+        static_cast<A>(epsilon));
     checkLaunch(kernel);
   });
 }
@@ -339,32 +360,42 @@ void batchNormTraining(const TensorView &x, const TensorView &scale,
   const char *kernel = "batchNormTraining";
   const ChannelExtents e = checkBatchNorm(kernel, x, y);
   const int64_t C = e.channels;
-  BatchNormTrainingArgs args;
-  args.params.scale = channelParam(scale, C, kernel, "scale");
-  args.params.bias = channelParam(bias, C, kernel, "bias");
+  ChannelParams params;
+  params.scale = channelParam(scale, C, kernel, "scale");
+  params.bias = channelParam(bias, C, kernel, "bias");
   // The running statistics are read only where their update is written.
-  args.params.mean = runningMeanOut.empty()
-                         ? FloatRef()
-                         : channelParam(runningMean, C, kernel, "runningMean");
-  args.params.var = runningVarOut.empty()
-                        ? FloatRef()
-                        : channelParam(runningVar, C, kernel, "runningVar");
-  args.runningMeanOut =
+  params.mean = runningMeanOut.empty()
+                    ? FloatRef()
+                    : channelParam(runningMean, C, kernel, "runningMean");
+  params.var = runningVarOut.empty()
+                   ? FloatRef()
+                   : channelParam(runningVar, C, kernel, "runningVar");
+  const FloatRef meanOut =
       optionalChannelOut(runningMeanOut, C, kernel, "runningMean");
-  args.runningVarOut =
+  const FloatRef varOut =
       optionalChannelOut(runningVarOut, C, kernel, "runningVar");
-  args.savedMean = optionalChannelOut(savedMean, C, kernel, "savedMean");
-  args.savedInvStd = optionalChannelOut(savedInvStd, C, kernel, "savedInvStd");
-  args.epsilon = epsilon;
-  args.momentum = momentum;
-  args.unbiasedRunningVar = unbiasedRunningVar;
+  const FloatRef saved = optionalChannelOut(savedMean, C, kernel, "savedMean");
+  const FloatRef savedInv =
+      optionalChannelOut(savedInvStd, C, kernel, "savedInvStd");
+  const bool inDouble = statisticsInDouble(
+      x.dtype, {params.scale, params.bias, params.mean, params.var, meanOut,
+                varOut, saved, savedInv});
   cudaStream_t stream = context(kernel).stream;
-  dispatchFloat(x.dtype, kernel, [&](auto tag) {
+  dispatchWithStatistics(x.dtype, inDouble, kernel, [&](auto tag, auto aTag) {
     using T = typename decltype(tag)::type;
+    using A = typename decltype(aTag)::type;
     if (C == 0)
       return;
+    const BatchNormTrainingArgs<A> args{params,
+                                        meanOut,
+                                        varOut,
+                                        saved,
+                                        savedInv,
+                                        static_cast<A>(epsilon),
+                                        static_cast<A>(momentum),
+                                        unbiasedRunningVar};
     const unsigned blocks = static_cast<unsigned>(std::min<int64_t>(C, 65535));
-    batchNormTrainingKernel<T><<<blocks, kThreads, 0, stream>>>(
+    batchNormTrainingKernel<T, A><<<blocks, kThreads, 0, stream>>>(
         x.as<const T>(), y.as<T>(), e.batch, C, e.spatial, args);
     checkLaunch(kernel);
   });

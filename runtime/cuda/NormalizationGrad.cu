@@ -5,8 +5,9 @@
 // a mean, dx = invStd * (g - mean(g) - xhat * mean(g * xhat)); dscale and
 // dbias sum dy * xhat and dy over everything else. LayerNorm: a group of
 // lanes per row for dx, then column reductions over the rows (Reduction.cuh)
-// for dscale / dbias. BatchNorm: a block per channel does both. All sums in
-// double.
+// for dscale / dbias. BatchNorm: a block per channel does both. As in the
+// forward (Normalization.cu), the statistics type A is fp32 with compensated
+// sums, or double when the data or an F32/F64 side array is F64.
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,67 +24,72 @@ using namespace detail;
 
 namespace {
 
-template <typename T>
+template <typename T, typename A>
 __global__ void __launch_bounds__(kThreads)
     layerNormBackwardKernel(const T *x, const T *scale, Indexer<1> scaleIx,
                             FloatRef mean, FloatRef invStdDev, const T *dy,
                             T *dx, int64_t rows, int64_t n, int log2G) {
-  __shared__ double buf[kThreads];
+  __shared__ SumOf<A> buf[kThreads];
   const int G = 1 << log2G;
   const int lane = threadIdx.x & (G - 1);
   const int groupsPerBlock = kThreads >> log2G;
-  const double invN = 1.0 / static_cast<double>(n);
+  const A invN = A(1) / static_cast<A>(n);
   for (int64_t first = static_cast<int64_t>(blockIdx.x) * groupsPerBlock;
        first < rows;
        first += static_cast<int64_t>(gridDim.x) * groupsPerBlock) {
     const int64_t r = first + (threadIdx.x >> log2G);
     const bool active = r < rows;
     const int64_t base = active ? r * n : 0;
-    const double mu = active ? mean.load(r) : 0;
-    const double inv = active ? invStdDev.load(r) : 0;
-    double sumG = 0, sumGX = 0;
+    const A mu = active ? mean.load<A>(r) : A(0);
+    const A inv = active ? invStdDev.load<A>(r) : A(0);
+    SumOf<A> sumG{}, sumGX{};
     if (active)
       for (int64_t i = lane; i < n; i += G) {
-        const double xhat = (static_cast<double>(x[base + i]) - mu) * inv;
-        const double gi = static_cast<double>(dy[base + i]) *
-                          static_cast<double>(scale[scaleIx.offset(i)]);
+        const A xhat = (static_cast<A>(toCompute(x[base + i])) - mu) * inv;
+        const A gi = static_cast<A>(toCompute(dy[base + i])) *
+                     static_cast<A>(toCompute(scale[scaleIx.offset(i)]));
         sumG += gi;
         sumGX += gi * xhat;
       }
-    const double meanG = groupReduce(sumG, buf, lane, G, SumOp{}) * invN;
-    const double meanGX = groupReduce(sumGX, buf, lane, G, SumOp{}) * invN;
+    const A meanG = sumValue(groupReduce(sumG, buf, lane, G, SumOp{})) * invN;
+    const A meanGX =
+        sumValue(groupReduce(sumGX, buf, lane, G, SumOp{})) * invN;
     if (!active)
       continue;
     for (int64_t i = lane; i < n; i += G) {
-      const double xhat = (static_cast<double>(x[base + i]) - mu) * inv;
-      dx[base + i] = static_cast<T>(
-          inv * (static_cast<double>(dy[base + i]) *
-                     static_cast<double>(scale[scaleIx.offset(i)]) -
-                 meanG - xhat * meanGX));
+      const A xhat = (static_cast<A>(toCompute(x[base + i])) - mu) * inv;
+      dx[base + i] = fromCompute<T>(static_cast<ComputeType<T>>(
+          inv * (static_cast<A>(toCompute(dy[base + i])) *
+                     static_cast<A>(toCompute(scale[scaleIx.offset(i)])) -
+                 meanG - xhat * meanGX)));
     }
   }
 }
 
 /// dscale[i] (withXhat) or dbias[i] term for row r of the [rows, n] data.
-template <typename T> struct LayerNormParamGradLoad {
+template <typename T, typename A> struct LayerNormParamGradLoad {
   const T *x, *dy;
   FloatRef mean, invStdDev;
   int64_t n;
   bool withXhat;
   __device__ int64_t base(int64_t i) const { return i; }
-  __device__ double at(int64_t i, int64_t r) const {
-    const double d = static_cast<double>(dy[r * n + i]);
+  __device__ A at(int64_t i, int64_t r) const {
+    const A d = static_cast<A>(toCompute(dy[r * n + i]));
     if (!withXhat)
       return d;
-    const double xhat =
-        (static_cast<double>(x[r * n + i]) - mean.load(r)) * invStdDev.load(r);
+    const A xhat = (static_cast<A>(toCompute(x[r * n + i])) -
+                    mean.load<A>(r)) *
+                   invStdDev.load<A>(r);
     return d * xhat;
   }
 };
 
+/// Stores a reduced sum into an F32/F64 array.
 struct FloatStore {
   FloatRef out;
-  __device__ void operator()(int64_t i, double v) const { out.store(i, v); }
+  template <typename S> __device__ void operator()(int64_t i, S sum) const {
+    out.store(i, sumValue(sum));
+  }
 };
 
 struct BatchNormBackwardArgs {
@@ -91,41 +97,42 @@ struct BatchNormBackwardArgs {
 };
 
 /// One block per channel: the two channel sums, then dx.
-template <typename T>
+template <typename T, typename A>
 __global__ void __launch_bounds__(kThreads)
     batchNormBackwardKernel(const T *x, const T *dy, T *dx, int64_t batch,
                             int64_t channels, int64_t spatial,
                             BatchNormBackwardArgs args) {
-  __shared__ double buf[kThreads];
+  __shared__ SumOf<A> buf[kThreads];
   const int64_t count = batch * spatial;
-  const double countD = static_cast<double>(count);
+  const A countA = static_cast<A>(count);
   for (int64_t c = blockIdx.x; c < channels; c += gridDim.x) {
-    const double mu = args.savedMean.load(c);
-    const double inv = args.savedInvStd.load(c);
-    double s = 0, sx = 0;
+    const A mu = args.savedMean.load<A>(c);
+    const A inv = args.savedInvStd.load<A>(c);
+    SumOf<A> s{}, sx{};
     for (int64_t e = threadIdx.x; e < count; e += blockDim.x) {
       const int64_t at = ((e / spatial) * channels + c) * spatial + e % spatial;
-      const double d = static_cast<double>(dy[at]);
+      const A d = static_cast<A>(toCompute(dy[at]));
       s += d;
-      sx += d * (static_cast<double>(x[at]) - mu) * inv;
+      sx += d * (static_cast<A>(toCompute(x[at])) - mu) * inv;
     }
-    s = groupReduce(s, buf, threadIdx.x, kThreads, SumOp{});
-    sx = groupReduce(sx, buf, threadIdx.x, kThreads, SumOp{});
+    const A sum = sumValue(groupReduce(s, buf, threadIdx.x, kThreads, SumOp{}));
+    const A sumX =
+        sumValue(groupReduce(sx, buf, threadIdx.x, kThreads, SumOp{}));
     if (threadIdx.x == 0) {
       if (args.dscale.data)
-        args.dscale.store(c, sx);
+        args.dscale.store(c, sumX);
       if (args.dbias.data)
-        args.dbias.store(c, s);
+        args.dbias.store(c, sum);
     }
     if (!dx)
       continue;
-    const double a = args.scale.load(c) * inv;
-    const double meanDy = s / countD, meanDyX = sx / countD;
+    const A a = args.scale.load<A>(c) * inv;
+    const A meanDy = sum / countA, meanDyX = sumX / countA;
     for (int64_t e = threadIdx.x; e < count; e += blockDim.x) {
       const int64_t at = ((e / spatial) * channels + c) * spatial + e % spatial;
-      const double xhat = (static_cast<double>(x[at]) - mu) * inv;
-      dx[at] = static_cast<T>(
-          a * (static_cast<double>(dy[at]) - meanDy - xhat * meanDyX));
+      const A xhat = (static_cast<A>(toCompute(x[at])) - mu) * inv;
+      dx[at] = fromCompute<T>(static_cast<ComputeType<T>>(
+          a * (static_cast<A>(toCompute(dy[at])) - meanDy - xhat * meanDyX)));
     }
   }
 }
@@ -146,10 +153,11 @@ void layerNormBackward(const TensorView &x, const TensorView &scale,
     requireNumel(dscale, n, kernel, "dscale");
   if (!dbias.empty())
     requireNumel(dbias, n, kernel, "dbias");
-  const FloatRef meanRef = floatRef(mean, kernel, "mean");
-  const FloatRef invRef = floatRef(invStdDev, kernel, "invStdDev");
-  const FloatRef dscaleRef = floatRef(dscale, kernel, "dscale");
-  const FloatRef dbiasRef = floatRef(dbias, kernel, "dbias");
+  const FloatRef meanRef = floatRefLike(mean, x.dtype, kernel, "mean");
+  const FloatRef invRef =
+      floatRefLike(invStdDev, x.dtype, kernel, "invStdDev");
+  const FloatRef dscaleRef = floatRefLike(dscale, x.dtype, kernel, "dscale");
+  const FloatRef dbiasRef = floatRefLike(dbias, x.dtype, kernel, "dbias");
   // A broadcast scale is read at the normalised shape (the CPU expands it).
   const Indexer<1> scaleIx = makeIndexer1(
       normShape,
@@ -157,8 +165,11 @@ void layerNormBackward(const TensorView &x, const TensorView &scale,
                          : broadcastStrides(scale.shape, normShape, kernel),
       kernel);
   cudaStream_t stream = context(kernel).stream;
-  dispatchFloat(x.dtype, kernel, [&](auto tag) {
+  const bool inDouble =
+      statisticsInDouble(x.dtype, {meanRef, invRef, dscaleRef, dbiasRef});
+  dispatchWithStatistics(x.dtype, inDouble, kernel, [&](auto tag, auto aTag) {
     using T = typename decltype(tag)::type;
+    using A = typename decltype(aTag)::type;
     if (n == 0)
       return;
     // Parameter gradients first (column sums over the rows): dx may
@@ -167,14 +178,14 @@ void layerNormBackward(const TensorView &x, const TensorView &scale,
       const FloatRef out = withXhat ? dscaleRef : dbiasRef;
       if (!out.data)
         continue;
-      const LayerNormParamGradLoad<T> load{
+      const LayerNormParamGradLoad<T, A> load{
           x.as<const T>(), dy.as<const T>(), meanRef, invRef, n, withXhat != 0};
-      launchReduction<double>(kernel, load, SumOp{}, 0.0, FloatStore{out}, n,
-                              rows, false);
+      launchReduction<SumOf<A>>(kernel, load, SumOp{}, SumOf<A>{},
+                                FloatStore{out}, n, rows, false);
     }
     if (!dx.empty() && rows > 0) {
       const int log2G = log2Lanes(n, kThreads);
-      layerNormBackwardKernel<T>
+      layerNormBackwardKernel<T, A>
           <<<gridFor(rows, kThreads >> log2G), kThreads, 0, stream>>>(
               x.as<const T>(), scale.as<const T>(), scaleIx, meanRef, invRef,
               dy.as<const T>(), dx.as<T>(), rows, n, log2G);
@@ -203,12 +214,16 @@ void batchNormTrainingBackward(const TensorView &x, const TensorView &scale,
                              floatRef(dscale, kernel, "dscale"),
                              floatRef(dbias, kernel, "dbias")};
   cudaStream_t stream = context(kernel).stream;
-  dispatchFloat(x.dtype, kernel, [&](auto tag) {
+  const bool inDouble = statisticsInDouble(
+      x.dtype, {args.scale, args.savedMean, args.savedInvStd, args.dscale,
+                args.dbias});
+  dispatchWithStatistics(x.dtype, inDouble, kernel, [&](auto tag, auto aTag) {
     using T = typename decltype(tag)::type;
+    using A = typename decltype(aTag)::type;
     if (C == 0)
       return;
     const unsigned blocks = static_cast<unsigned>(std::min<int64_t>(C, 65535));
-    batchNormBackwardKernel<T><<<blocks, kThreads, 0, stream>>>(
+    batchNormBackwardKernel<T, A><<<blocks, kThreads, 0, stream>>>(
         x.as<const T>(), dy.as<const T>(), dx.empty() ? nullptr : dx.as<T>(), N,
         C, spatial, args);
     checkLaunch(kernel);

@@ -1,12 +1,18 @@
 //===- Optimizers.cu - torch.optim SGD and Adam / AdamW updates -----------===//
 //
 // The CUDA versions of runtime/cpu/Optimizers.cpp: one fused elementwise
-// pass per tensor with the same double-precision formulas (and no FMA
-// contraction, see CMakeLists.txt), so with a host step number the results
-// are bitwise the CPU's. Each element is read before it is written, so
-// in-place use is safe. The device-step overloads read the step when the
-// kernel runs (Adam's bias corrections are then computed once per block on
-// the GPU), which keeps a captured CUDA Graph valid across steps.
+// pass per tensor with the CPU's formulas, in the parameters' own precision
+// (F32 or F64; mixed precision keeps master weights and optimizer state in
+// fp32): fp32 arithmetic for F32, as torch's CUDA optimizers, and the CPU's
+// double arithmetic for F64 (no FMA contraction, see CMakeLists.txt), so
+// with a host step number F64 results are bitwise the CPU's. The scalar
+// coefficients (1 - beta, Adam's bias corrections for a host step, ...) are
+// computed on the host in double and rounded once. Each element is read
+// before it is written, so in-place use is safe. The device-step overloads
+// read the step when the kernel runs (Adam's bias corrections are then
+// computed once per block on the GPU), which keeps a captured CUDA Graph
+// valid across steps. With loss scaling the gradient is unscaled in its own
+// type and an overflowing step is skipped (GradScaling).
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,21 +37,18 @@ struct StepSource {
 /// Loss scaling (KernelApi.inc, "Optimizers"), read on the device so that a
 /// captured graph follows the scale and the overflow flag of every step.
 struct GradScaling {
-  const float *scale = nullptr;     // null: the gradient is not scaled
+  const float *scale = nullptr;      // null: the gradient is not scaled
   const uint8_t *foundInf = nullptr; // null: never skip
 
   __device__ bool skip() const { return foundInf && *foundInf != 0; }
-  /// 1 / scale as GradScaler computes it (in double, rounded to fp32).
-  __device__ double inverse() const {
-    return scale ? static_cast<double>(static_cast<float>(
-                       1.0 / static_cast<double>(*scale)))
-                 : 1.0;
+  /// 1 / scale as GradScaler computes it: in double, rounded to fp32.
+  __device__ float inverse() const {
+    return scale ? static_cast<float>(1.0 / static_cast<double>(*scale)) : 1.0f;
   }
-  /// The gradient element the update uses: unscaled in its own dtype.
-  template <typename T> __device__ double grad(T g, double inverse) const {
-    return scale ? static_cast<double>(
-                       static_cast<T>(static_cast<double>(g) * inverse))
-                 : static_cast<double>(g);
+  /// The gradient element the update uses: g * (1 / scale) in g's own type,
+  /// as GradScaler.unscale_ leaves it.
+  template <typename T> __device__ T grad(T g, float inverse) const {
+    return scale ? g * static_cast<T>(inverse) : g;
   }
 };
 
@@ -70,8 +73,9 @@ __device__ void keep(const T *in, T *out, int64_t i) {
     out[i] = in[i];
 }
 
-struct SgdArgs {
-  double lr, momentum, weightDecay, damp; // damp = 1 - dampening
+/// SGD's coefficients in the parameters' type T.
+template <typename T> struct SgdArgs {
+  T lr, momentum, weightDecay, damp; // damp = 1 - dampening
   bool nesterov, useMomentum;
   StepSource step;
   GradScaling scaling;
@@ -80,7 +84,7 @@ struct SgdArgs {
 
 template <typename T>
 __global__ void sgdKernel(const T *p, const T *g, const T *buf, T *pOut,
-                          T *bufOut, int64_t n, SgdArgs a) {
+                          T *bufOut, int64_t n, SgdArgs<T> a) {
   if (a.scaling.skip()) {
     REMAT_GRID_STRIDE_LOOP(i, n) {
       keep(p, pOut, i);
@@ -88,7 +92,7 @@ __global__ void sgdKernel(const T *p, const T *g, const T *buf, T *pOut,
     }
     return;
   }
-  const double inverse = a.scaling.inverse();
+  const float inverse = a.scaling.inverse();
   const int64_t step = a.step.get();
   if (step < 1) {
     if (blockIdx.x == 0 && threadIdx.x == 0)
@@ -98,37 +102,47 @@ __global__ void sgdKernel(const T *p, const T *g, const T *buf, T *pOut,
   // On step 1 the buffer is initialised from the gradient.
   const bool readBuf = a.useMomentum && step > 1;
   REMAT_GRID_STRIDE_LOOP(i, n) {
-    const double pi = static_cast<double>(p[i]);
-    double gi = a.scaling.grad(g[i], inverse);
-    if (a.weightDecay != 0.0)
+    const T pi = p[i];
+    T gi = a.scaling.grad(g[i], inverse);
+    if (a.weightDecay != T(0))
       gi += a.weightDecay * pi;
     if (a.useMomentum) {
       // The step uses the buffer as stored, as torch does.
-      const T bufT = static_cast<T>(
-          readBuf ? a.momentum * static_cast<double>(buf[i]) + a.damp * gi
-                  : gi);
-      bufOut[i] = bufT;
-      const double b = static_cast<double>(bufT);
+      const T b = readBuf ? a.momentum * buf[i] + a.damp * gi : gi;
+      bufOut[i] = b;
       gi = a.nesterov ? gi + a.momentum * b : b;
     }
-    pOut[i] = static_cast<T>(pi - a.lr * gi);
+    pOut[i] = pi - a.lr * gi;
   }
 }
 
-struct AdamArgs {
-  double lr, beta1, beta2, eps, weightDecay;
+/// Adam's coefficients in the parameters' type T.
+template <typename T> struct AdamArgs {
+  T lr, beta1, beta2, oneMinusBeta1, oneMinusBeta2, eps, weightDecay;
+  T decay; // 1 - lr * weightDecay (AdamW)
   bool decoupled;
   // lr / (1 - beta1^t) and sqrt(1 - beta2^t); computed on the device when
   // the step comes from there.
-  double stepSize, biasCorrection2Sqrt;
+  T stepSize, biasCorrection2Sqrt;
   StepSource step;
   GradScaling scaling;
   DeviceStatus *status;
 };
 
+/// 1 - beta^t from 1 - beta: as expm1(t log1p(-(1 - beta))) in fp32, where
+/// 1 - pow(beta, t) would cancel (1 - 0.999f loses 4 digits); double keeps
+/// the CPU's pow formula.
+template <typename T>
+__device__ T oneMinusPower(T beta, T oneMinusBeta, T t) {
+  if constexpr (std::is_same_v<T, double>)
+    return 1.0 - pow(beta, t);
+  else
+    return -expm1f(t * log1pf(-oneMinusBeta));
+}
+
 template <typename T>
 __global__ void adamKernel(const T *p, const T *g, const T *m, const T *v,
-                           T *pOut, T *mOut, T *vOut, int64_t n, AdamArgs a) {
+                           T *pOut, T *mOut, T *vOut, int64_t n, AdamArgs<T> a) {
   if (a.scaling.skip()) {
     REMAT_GRID_STRIDE_LOOP(i, n) {
       keep(p, pOut, i);
@@ -137,20 +151,20 @@ __global__ void adamKernel(const T *p, const T *g, const T *m, const T *v,
     }
     return;
   }
-  const double inverse = a.scaling.inverse();
-  __shared__ double corrections[2];
+  const float inverse = a.scaling.inverse();
+  __shared__ T corrections[2];
   __shared__ bool valid;
   if (threadIdx.x == 0) {
-    double stepSize = a.stepSize, bc2 = a.biasCorrection2Sqrt;
+    T stepSize = a.stepSize, bc2 = a.biasCorrection2Sqrt;
     const int64_t step = a.step.get();
     valid = step >= 1;
     if (!valid) {
       if (blockIdx.x == 0)
         reportError(a.status, kOptimizerStep, step);
     } else if (a.step.pointer) {
-      const double t = static_cast<double>(step);
-      stepSize = a.lr / (1.0 - ::pow(a.beta1, t));
-      bc2 = ::sqrt(1.0 - ::pow(a.beta2, t));
+      const T t = static_cast<T>(step);
+      stepSize = a.lr / oneMinusPower(a.beta1, a.oneMinusBeta1, t);
+      bc2 = dSqrt(oneMinusPower(a.beta2, a.oneMinusBeta2, t));
     }
     corrections[0] = stepSize;
     corrections[1] = bc2;
@@ -158,25 +172,22 @@ __global__ void adamKernel(const T *p, const T *g, const T *m, const T *v,
   __syncthreads();
   if (!valid)
     return;
-  const double stepSize = corrections[0], bc2 = corrections[1];
-  const double b1 = a.beta1, b2 = a.beta2, wd = a.weightDecay;
+  const T stepSize = corrections[0], bc2 = corrections[1];
   REMAT_GRID_STRIDE_LOOP(i, n) {
-    double pi = static_cast<double>(p[i]), gi = a.scaling.grad(g[i], inverse);
-    if (wd != 0.0) {
+    T pi = p[i], gi = a.scaling.grad(g[i], inverse);
+    if (a.weightDecay != T(0)) {
       if (a.decoupled)
-        pi *= 1.0 - a.lr * wd;
+        pi *= a.decay;
       else
-        gi += wd * pi;
+        gi += a.weightDecay * pi;
     }
     // The step uses the moments as stored, as torch does.
-    const T mT =
-        static_cast<T>(b1 * static_cast<double>(m[i]) + (1.0 - b1) * gi);
-    const T vT =
-        static_cast<T>(b2 * static_cast<double>(v[i]) + (1.0 - b2) * gi * gi);
-    mOut[i] = mT;
-    vOut[i] = vT;
-    const double denom = ::sqrt(static_cast<double>(vT)) / bc2 + a.eps;
-    pOut[i] = static_cast<T>(pi - stepSize * static_cast<double>(mT) / denom);
+    const T mi = a.beta1 * m[i] + a.oneMinusBeta1 * gi;
+    const T vi = a.beta2 * v[i] + a.oneMinusBeta2 * gi * gi;
+    mOut[i] = mi;
+    vOut[i] = vi;
+    const T denom = dSqrt(vi) / bc2 + a.eps;
+    pOut[i] = pi - stepSize * mi / denom;
   }
 }
 
@@ -195,17 +206,17 @@ void sgdCommon(const TensorView &param, const TensorView &grad,
   if (readBuf)
     requireLike(kernel, param, momentumBuf, "momentumBuf");
   Context &ctx = context(kernel);
-  SgdArgs args{options.lr,
-               options.momentum,
-               options.weightDecay,
-               1.0 - options.dampening,
-               options.nesterov,
-               useMomentum,
-               step,
-               scaling,
-               ctx.status};
   dispatchFloat(param.dtype, kernel, [&](auto tag) {
     using T = typename decltype(tag)::type;
+    const SgdArgs<T> args{static_cast<T>(options.lr),
+                          static_cast<T>(options.momentum),
+                          static_cast<T>(options.weightDecay),
+                          static_cast<T>(1.0 - options.dampening),
+                          options.nesterov,
+                          useMomentum,
+                          step,
+                          scaling,
+                          ctx.status};
     const int64_t n = param.numel();
     if (n == 0)
       return;
@@ -231,25 +242,32 @@ void adamCommon(const TensorView &param, const TensorView &grad,
   requireLike(kernel, param, newM, "newM");
   requireLike(kernel, param, newV, "newV");
   Context &ctx = context(kernel);
-  AdamArgs args;
-  args.lr = options.lr;
-  args.beta1 = options.beta1;
-  args.beta2 = options.beta2;
-  args.eps = options.eps;
-  args.weightDecay = options.weightDecay;
-  args.decoupled = options.decoupledWeightDecay;
-  args.stepSize = 0;
-  args.biasCorrection2Sqrt = 0;
-  if (!step.pointer) { // as the CPU computes them, on the host
+  // The scalar coefficients in double, as the CPU computes them, rounded
+  // once to the parameters' type.
+  const double lr = options.lr, b1 = options.beta1, b2 = options.beta2;
+  double stepSize = 0, biasCorrection2Sqrt = 0;
+  if (!step.pointer) {
     const double t = static_cast<double>(step.value);
-    args.stepSize = options.lr / (1.0 - std::pow(options.beta1, t));
-    args.biasCorrection2Sqrt = std::sqrt(1.0 - std::pow(options.beta2, t));
+    stepSize = lr / (1.0 - std::pow(b1, t));
+    biasCorrection2Sqrt = std::sqrt(1.0 - std::pow(b2, t));
   }
-  args.step = step;
-  args.scaling = scaling;
-  args.status = ctx.status;
   dispatchFloat(param.dtype, kernel, [&](auto tag) {
     using T = typename decltype(tag)::type;
+    AdamArgs<T> args;
+    args.lr = static_cast<T>(lr);
+    args.beta1 = static_cast<T>(b1);
+    args.beta2 = static_cast<T>(b2);
+    args.oneMinusBeta1 = static_cast<T>(1.0 - b1);
+    args.oneMinusBeta2 = static_cast<T>(1.0 - b2);
+    args.eps = static_cast<T>(options.eps);
+    args.weightDecay = static_cast<T>(options.weightDecay);
+    args.decay = static_cast<T>(1.0 - lr * options.weightDecay);
+    args.decoupled = options.decoupledWeightDecay;
+    args.stepSize = static_cast<T>(stepSize);
+    args.biasCorrection2Sqrt = static_cast<T>(biasCorrection2Sqrt);
+    args.step = step;
+    args.scaling = scaling;
+    args.status = ctx.status;
     const int64_t n = param.numel();
     if (n == 0)
       return;

@@ -2,10 +2,12 @@
 //
 // The CUDA version of runtime/cpu/Reduce.cpp on the generic reducer of
 // Reduction.cuh: output o's elements are x at kept(o) + reduced(r), two
-// Indexers over x's strides. Sums accumulate in double (floats) or int64
-// (integers), as on the CPU. CumSum runs one thread per line along the axis
-// (adjacent threads on adjacent inner positions, so loads coalesce), summing
-// in x's type in order: the CPU's bits, deterministically.
+// Indexers over x's strides. Sums accumulate in SumOf<C> (compensated fp32
+// for F32, F16 and BF16; double for F64) or int64 (integers); max in the
+// compute type. CumSum runs one thread per line along the axis (adjacent
+// threads on adjacent inner positions, so loads coalesce), summing in order
+// in x's compute type: for F32/F64 the CPU's bits, deterministically; 16-bit
+// data accumulates in fp32 and rounds each output once.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,25 +26,27 @@ using namespace detail;
 
 namespace {
 
-template <typename T, typename Acc> struct ReduceLoad {
+template <typename T> struct ReduceLoad {
   const T *x;
   Indexer<1> kept, reduced;
   __device__ int64_t base(int64_t o) const { return kept.offset(o); }
-  __device__ Acc at(int64_t base, int64_t r) const {
-    return static_cast<Acc>(x[base + reduced.offset(r)]);
+  __device__ ComputeType<T> at(int64_t base, int64_t r) const {
+    return toCompute(x[base + reduced.offset(r)]);
   }
 };
 
-template <typename T, typename Acc> struct ReduceStore {
+template <typename T> struct ReduceStore {
   T *out;
   bool mean;
   int64_t count; // elements per output, for the mean
-  __device__ void operator()(int64_t o, Acc acc) const {
-    if (!mean) {
+  template <typename Acc> __device__ void operator()(int64_t o, Acc acc) const {
+    using C = ComputeType<T>;
+    if constexpr (std::is_floating_point_v<C>) {
+      const C value = sumValue(acc);
+      out[o] = fromCompute<T>(mean ? value / static_cast<C>(count) : value);
+    } else if (!mean) {
       out[o] = static_cast<T>(acc);
-    } else if constexpr (std::is_floating_point_v<T>) {
-      out[o] = static_cast<T>(acc / static_cast<double>(count));
-    } else {
+    } else { // the int64 sum divided before narrowing
       out[o] = count == 0 ? T(0) : static_cast<T>(acc / count);
     }
   }
@@ -52,7 +56,8 @@ template <typename T>
 void reduceImpl(ReduceOp op, const TensorView &x, const TensorView &out,
                 const Dims &axes) {
   const char *kernel = "reduce";
-  using Acc = std::conditional_t<std::is_floating_point_v<T>, double, int64_t>;
+  using C = ComputeType<T>;
+  using Sum = std::conditional_t<std::is_floating_point_v<C>, SumOf<C>, int64_t>;
   const int64_t outN = out.numel();
   if (outN == 0)
     return;
@@ -64,9 +69,8 @@ void reduceImpl(ReduceOp op, const TensorView &x, const TensorView &out,
   Shape reducedShape(x.rank(), 1);
   for (int64_t axis : axes)
     reducedShape[axis] = x.shape[axis];
-  ReduceLoad<T, Acc> load{x.as<const T>(),
-                          makeIndexer1(out.shape, xStrides, kernel),
-                          makeIndexer1(reducedShape, xStrides, kernel)};
+  ReduceLoad<T> load{x.as<const T>(), makeIndexer1(out.shape, xStrides, kernel),
+                     makeIndexer1(reducedShape, xStrides, kernel)};
 
   // Lanes read adjacent elements when x's innermost non-unit dim is reduced.
   bool lanesContiguous = true;
@@ -76,17 +80,17 @@ void reduceImpl(ReduceOp op, const TensorView &x, const TensorView &out,
       break;
     }
 
-  const ReduceStore<T, Acc> store{out.as<T>(), op == ReduceOp::Mean, redN};
+  const ReduceStore<T> store{out.as<T>(), op == ReduceOp::Mean, redN};
   if (op == ReduceOp::Max) {
-    Acc init;
-    if constexpr (std::is_floating_point_v<Acc>)
-      init = -std::numeric_limits<Acc>::infinity();
+    C init;
+    if constexpr (std::is_floating_point_v<C>)
+      init = -std::numeric_limits<C>::infinity();
     else
-      init = std::numeric_limits<Acc>::lowest();
-    launchReduction<Acc>(kernel, load, MaxOp{}, init, store, outN, redN,
-                         lanesContiguous);
+      init = std::numeric_limits<C>::lowest();
+    launchReduction<C>(kernel, load, MaxOp{}, init, store, outN, redN,
+                       lanesContiguous);
   } else {
-    launchReduction<Acc>(kernel, load, SumOp{}, Acc(0), store, outN, redN,
+    launchReduction<Sum>(kernel, load, SumOp{}, Sum{}, store, outN, redN,
                          lanesContiguous);
   }
 }
@@ -94,18 +98,20 @@ void reduceImpl(ReduceOp op, const TensorView &x, const TensorView &out,
 template <typename T>
 __global__ void cumSumKernel(const T *x, T *y, int64_t lines, int64_t size,
                              int64_t inner, bool exclusive, bool reverse) {
+  using C = ComputeType<T>;
   REMAT_GRID_STRIDE_LOOP(line, lines) {
     const int64_t o = line / inner, i = line - o * inner;
     const int64_t base = o * size * inner + i;
-    T sum = T(0);
+    C sum = C(0);
     for (int64_t s = 0; s < size; ++s) {
       const int64_t at = base + (reverse ? size - 1 - s : s) * inner;
+      const C v = toCompute(x[at]);
       if (exclusive) {
-        y[at] = sum;
-        sum = sum + x[at];
+        y[at] = fromCompute<T>(sum);
+        sum = sum + v;
       } else { // the first element as it is (keeps -0), as the CPU
-        sum = s == 0 ? x[at] : sum + x[at];
-        y[at] = sum;
+        sum = s == 0 ? v : sum + v;
+        y[at] = fromCompute<T>(sum);
       }
     }
   }
@@ -120,7 +126,7 @@ void reduce(ReduceOp op, const TensorView &x, const TensorView &out,
   if (axes.empty())
     return cuda::copy(x, out);
   context(kernel);
-  dispatchArith(x.dtype, kernel, [&](auto tag) {
+  dispatchArithStorage(x.dtype, kernel, [&](auto tag) {
     reduceImpl<typename decltype(tag)::type>(op, x, out, axes);
   });
 }
@@ -131,7 +137,7 @@ void cumSum(const TensorView &x, const TensorView &y, int64_t axis,
   const AxisExtents e = checkCumSum(kernel, x, y, axis);
   cudaStream_t stream = context(kernel).stream;
   const int64_t lines = e.outer * e.inner;
-  dispatchArith(x.dtype, kernel, [&](auto tag) {
+  dispatchArithStorage(x.dtype, kernel, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if (lines == 0 || e.size == 0)
       return;

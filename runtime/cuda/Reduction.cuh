@@ -9,9 +9,11 @@
 // memory (row reductions) and 1 when consecutive outputs are (column
 // reductions), so loads coalesce either way. When there are too few outputs
 // to fill the GPU, the reduced range is split across blocks and the partial
-// results (in workspace scratch) are combined by a second kernel. Sums of
-// floating-point data accumulate in double, as on the CPU. The combination
-// order is fixed, so results are deterministic.
+// results (in workspace scratch) are combined by a second kernel. Sums
+// accumulate in SumOf<C> for compute type C: compensated fp32 for F32, F16
+// and BF16 data (no f64 arithmetic, error independent of the length), plain
+// double for F64, int64 for integers. The combination order is fixed, so
+// results are deterministic.
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,6 +31,53 @@ inline int log2Lanes(int64_t length, int maxLanes) {
     ++log2;
   return log2;
 }
+
+//===----------------------------------------------------------------------===//
+// Sum accumulators
+//===----------------------------------------------------------------------===//
+
+/// An fp32 sum carried as an unevaluated pair hi + lo (lo holds the rounding
+/// errors of the additions so far, each captured exactly by Knuth's
+/// TwoSum). Adding n values loses about one rounding of the final sum plus
+/// O(n eps^2) of the summed magnitudes, against O(n eps) for a plain float
+/// loop: a long row (a vocabulary, a batch-norm channel) sums about as
+/// accurately as in double, at fp32 speed. Merging two partial sums (lanes,
+/// blocks) is the same operation, so any combination tree keeps it.
+/// Relies on additions not being reassociated (nvcc never does without
+/// fast-math). Trivially constructible, so that it can live in shared
+/// memory: `CompensatedSum s{}` is zero.
+struct CompensatedSum {
+  float hi, lo;
+
+  CompensatedSum() = default;
+  __host__ __device__ CompensatedSum(float v) : hi(v), lo(0) {}
+
+  __host__ __device__ CompensatedSum &operator+=(const CompensatedSum &o) {
+    const float s = hi + o.hi;
+    const float b = s - hi; // TwoSum: s + e == hi + o.hi exactly
+    const float e = (hi - (s - b)) + (o.hi - b);
+    hi = s;
+    lo = lo + o.lo + e;
+    return *this;
+  }
+  __host__ __device__ friend CompensatedSum operator+(CompensatedSum a,
+                                                      const CompensatedSum &b) {
+    return a += b;
+  }
+  /// The sum rounded to fp32.
+  __host__ __device__ float value() const { return hi + lo; }
+};
+
+/// The accumulator of sums of compute type C.
+template <typename C> struct SumTypeOf { using type = C; };
+template <> struct SumTypeOf<float> { using type = CompensatedSum; };
+template <typename C> using SumOf = typename SumTypeOf<C>::type;
+
+/// The value of an accumulated sum.
+__host__ __device__ inline float sumValue(const CompensatedSum &s) {
+  return s.value();
+}
+template <typename A> __host__ __device__ inline A sumValue(A s) { return s; }
 
 struct SumOp {
   template <typename A> __device__ A operator()(A a, A b) const {
@@ -61,7 +110,8 @@ __device__ Acc groupReduce(Acc v, Acc *buf, int lane, int G, Op op) {
 }
 
 /// Loads are split in two so the per-output offset is computed once:
-/// load.base(o) for output o, then load.at(base, r) for its r-th element.
+/// load.base(o) for output o, then load.at(base, r) for its r-th element
+/// (a value convertible to Acc: an fp32 value starts a CompensatedSum).
 /// With `partial` null each group writes store(o, acc); otherwise block row
 /// blockIdx.y covers reduced elements [y * chunk, (y + 1) * chunk) and
 /// writes its partial result to partial[y * outN + o].
@@ -84,7 +134,7 @@ __global__ void __launch_bounds__(kThreads)
     if (o < outN) {
       const int64_t base = load.base(o);
       for (int64_t r = r0 + lane; r < r1; r += G)
-        acc = op(acc, load.at(base, r));
+        acc = op(acc, static_cast<Acc>(load.at(base, r)));
     }
     acc = groupReduce(acc, buf, lane, G, op);
     if (lane == 0 && o < outN) {

@@ -3,7 +3,8 @@
 //
 // Pooling on the device over common/Window.h's Window3 (shared with the CPU,
 // passed to kernels by value). The device loops visit taps and outputs in
-// the CPU's order, so sums over them round identically.
+// the CPU's order; sums run in the data's compute type (fp32 for F32, F16
+// and BF16; double for F64) over a window's few taps.
 //
 //===----------------------------------------------------------------------===//
 
@@ -71,15 +72,19 @@ __host__ __device__ inline void forEachTap(const Window3 &w, const Position3 &o,
 
 /// MaxPool output e of y [planes, out...]; `index` receives the flat index
 /// into all of x of the first maximum (-1 for a window in padding only).
+/// Compared in the compute type; the winner is stored back unchanged (the
+/// 16-bit conversions of FloatStorage.h round-trip every value, NaN
+/// payloads included).
 template <typename T>
 __host__ __device__ inline T maxPoolAt(const T *x, int64_t e, const Window3 &w,
                                        int64_t &index) {
+  using C = ComputeType<T>;
   const Position3 o = unravel3(e, w.out);
   const T *plane = x + o.plane * w.inSize();
-  T best = T(0);
+  C best = C(0);
   int64_t bestIndex = -1;
   forEachTap(w, o, [&](int64_t flat) {
-    const T v = plane[flat];
+    const C v = toCompute(plane[flat]);
     if (bestIndex < 0 || v > best) {
       best = v;
       bestIndex = flat;
@@ -87,32 +92,35 @@ __host__ __device__ inline T maxPoolAt(const T *x, int64_t e, const Window3 &w,
   });
   index = bestIndex < 0 ? -1 : o.plane * w.inSize() + bestIndex;
   // A window entirely in padding yields -inf, the CPU's initial value.
-  return bestIndex < 0 ? negativeInfinity<T>() : best;
+  return fromCompute<T>(bestIndex < 0 ? negativeInfinity<C>() : best);
 }
 
-/// AveragePool output e: the window's sum in double over the divisor.
+/// AveragePool output e: the window's sum over the divisor, in the compute
+/// type.
 template <typename T>
 __host__ __device__ inline T
 averagePoolAt(const T *x, int64_t e, const Window3 &w, bool countIncludePad) {
+  using C = ComputeType<T>;
   const Position3 o = unravel3(e, w.out);
   const T *plane = x + o.plane * w.inSize();
-  double sum = 0;
-  forEachTap(w, o,
-             [&](int64_t flat) { sum += static_cast<double>(plane[flat]); });
+  C sum = 0;
+  forEachTap(w, o, [&](int64_t flat) { sum += toCompute(plane[flat]); });
   const int64_t count = w.averagePoolCount(o.d, o.h, o.w, countIncludePad);
-  return static_cast<T>(sum / static_cast<double>(count));
+  return fromCompute<T>(sum / static_cast<C>(count));
 }
 
 /// AveragePool backward for element e of dx [planes, in...]: the shares
-/// dy / divisor of the windows containing it, summed in double in ascending
-/// output order (taps descending), the order in which the CPU adds them.
+/// dy / divisor of the windows containing it, summed in the compute type in
+/// ascending output order (taps descending), the order in which the CPU
+/// adds them.
 template <typename T>
-__host__ __device__ inline double averagePoolBackwardAt(const T *dy, int64_t e,
-                                                        const Window3 &w,
-                                                        bool countIncludePad) {
+__host__ __device__ inline ComputeType<T>
+averagePoolBackwardAt(const T *dy, int64_t e, const Window3 &w,
+                      bool countIncludePad) {
+  using C = ComputeType<T>;
   const Position3 i = unravel3(e, w.in);
   const T *planeDy = dy + i.plane * w.outSize();
-  double acc = 0;
+  C acc = 0;
   for (int64_t kd = w.kernel[0] - 1; kd >= 0; --kd) {
     const int64_t od = w.outputFor(0, i.d, kd);
     if (od < 0)
@@ -125,10 +133,8 @@ __host__ __device__ inline double averagePoolBackwardAt(const T *dy, int64_t e,
         const int64_t ow = w.outputFor(2, i.w, kw);
         if (ow < 0)
           continue;
-        acc +=
-            static_cast<double>(planeDy[(od * w.out[1] + oh) * w.out[2] + ow]) /
-            static_cast<double>(
-                w.averagePoolCount(od, oh, ow, countIncludePad));
+        acc += toCompute(planeDy[(od * w.out[1] + oh) * w.out[2] + ow]) /
+               static_cast<C>(w.averagePoolCount(od, oh, ow, countIncludePad));
       }
     }
   }

@@ -1,9 +1,10 @@
 //===- LossScalingTest.cpp - CUDA loss scaling against the CPU ------------===//
 //
-// The overflow check, the scale update and the optimizers' unscale and skip
-// compute what the CPU kernels compute (tests/unit/runtime/
-// LossScalingTest.cpp checks those against their meaning): the flag and
-// the scale bitwise, the updates bitwise with the step on the host.
+// The overflow check and the scale update compute what the CPU kernels
+// compute (tests/unit/runtime/LossScalingTest.cpp checks those against
+// their meaning), bitwise. The fp32 updates compute in fp32 on CUDA (not
+// the CPU's double): their unscale and skip are checked against the CUDA
+// update of the unscaled gradient.
 //
 //===----------------------------------------------------------------------===//
 
@@ -72,7 +73,10 @@ TEST_F(CudaLossScaling, ScaleUpdateIsTheCpus) {
       }
 }
 
-TEST_F(CudaLossScaling, UpdatesUnscaleAndSkipAsTheCpu) {
+TEST_F(CudaLossScaling, UpdatesUnscaleInTheGradientsTypeAndSkip) {
+  // A taken update given the stored gradient gs and the scale S equals the
+  // unscaled update given gs * float(1 / S) rounded to the gradient's type
+  // (GradScaler.unscale_), bitwise; a skipped one writes the inputs.
   const Shape shape = {33, 17};
   unsigned seed = 10;
   for (bool skip : {false, true})
@@ -82,33 +86,40 @@ TEST_F(CudaLossScaling, UpdatesUnscaleAndSkipAsTheCpu) {
       Tensor g = randomTensor(DType::F32, shape, ++seed, -1e3, 1e3);
       Tensor m = randomTensor(DType::F32, shape, ++seed, -0.1, 0.1);
       Tensor v = randomTensor(DType::F32, shape, ++seed, 0, 0.01);
+      Tensor unscaled(DType::F32, shape);
+      const float inverse = static_cast<float>(1.0 / scale);
+      for (int64_t i = 0; i < g.numel(); ++i)
+        unscaled.as<float>()[i] = g.as<float>()[i] * inverse;
       Tensor s = scalar(DType::F32, scale), f = scalar(DType::Bool, skip);
-      Tensor pOut(DType::F32, shape), mOut(DType::F32, shape),
-          vOut(DType::F32, shape);
-      rt::adamUpdate(p.view(), g.view(), m.view(), v.view(), pOut.view(),
-                     mOut.view(), vOut.view(), 3, adam, s.view(), f.view());
+      const std::string what =
+          std::string(skip ? "skipped" : "taken") + " scale " +
+          std::to_string(scale);
+
+      DeviceTensor rp(p), rg(unscaled), rm(m), rv(v);
+      if (!skip)
+        cuda::adamUpdate(rp.view(), rg.view(), rm.view(), rv.view(), rp.view(),
+                         rm.view(), rv.view(), int64_t{3}, adam);
       DeviceTensor dp(p), dg(g), dm(m), dv(v), ds(s), df(f);
       cuda::adamUpdate(dp.view(), dg.view(), dm.view(), dv.view(), dp.view(),
                        dm.view(), dv.view(), int64_t{3}, adam, ds.view(),
                        df.view());
-      const std::string what =
-          std::string(skip ? "skipped" : "taken") + " scale " +
-          std::to_string(scale);
-      expectSame(dp.host(), pOut, what + " param");
-      expectSame(dm.host(), mOut, what + " m");
-      expectSame(dv.host(), vOut, what + " v");
+      expectSame(dp.host(), rp.host(), what + " param");
+      expectSame(dm.host(), rm.host(), what + " m");
+      expectSame(dv.host(), rv.host(), what + " v");
 
       SgdOptions sgd;
       sgd.momentum = 0.9;
       Tensor b = randomTensor(DType::F32, shape, ++seed);
-      Tensor sgdOut(DType::F32, shape), bOut(DType::F32, shape);
-      rt::sgdUpdate(p.view(), g.view(), b.view(), sgdOut.view(), bOut.view(),
-                    2, sgd, s.view(), f.view());
-      DeviceTensor dp2(p), db(b), dsgdOut(sgdOut), dbOut(bOut);
-      cuda::sgdUpdate(dp2.view(), dg.view(), db.view(), dsgdOut.view(),
+      DeviceTensor rp2(p), rb(b), rpOut(p), rbOut(b);
+      if (!skip)
+        cuda::sgdUpdate(rp2.view(), rg.view(), rb.view(), rpOut.view(),
+                        rbOut.view(), int64_t{2}, sgd);
+      DeviceTensor dp2(p), db(b), dpOut(DType::F32, shape),
+          dbOut(DType::F32, shape);
+      cuda::sgdUpdate(dp2.view(), dg.view(), db.view(), dpOut.view(),
                       dbOut.view(), int64_t{2}, sgd, ds.view(), df.view());
-      expectSame(dsgdOut.host(), sgdOut, what + " sgd param");
-      expectSame(dbOut.host(), bOut, what + " sgd buffer");
+      expectSame(dpOut.host(), rpOut.host(), what + " sgd param");
+      expectSame(dbOut.host(), rbOut.host(), what + " sgd buffer");
     }
 }
 

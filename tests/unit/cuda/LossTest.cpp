@@ -1,6 +1,7 @@
 //===- LossTest.cpp - CUDA cross-entropy and NLL losses and backward ------===//
 //
-// Per-target values are the CPU's formulas in double; the reductions sum in
+// Per-target values are the CPU's formulas, in double on the CPU and in the
+// data's compute type on the GPU (fp32 for F32); the reductions sum in
 // another order and log-softmax's exp/log differ in the last bits:
 // tolerance().
 //

@@ -1,8 +1,10 @@
 //===- NormalizationTest.cpp - CUDA softmax, LayerNorm, BatchNorm ---------===//
 //
-// Statistics are summed in double on both backends but in different
-// orders, and exp/log differ in the last bits: tolerance(). BatchNorm
-// inference is the same IEEE operations per element: exact.
+// Statistics are summed in double on the CPU, and on the GPU in compensated
+// fp32 for F32 data (double when the data or a statistics or parameter
+// array is F64), in another order, and exp/log differ in the last bits:
+// tolerance(). BatchNorm inference with an F64 parameter folds in double
+// as the CPU and applies the same IEEE operations per element: exact.
 //
 //===----------------------------------------------------------------------===//
 

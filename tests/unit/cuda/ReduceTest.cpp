@@ -1,8 +1,8 @@
 //===- ReduceTest.cpp - CUDA ReduceSum / Mean / Max against the CPU -------===//
 //
 // Max and integer reductions are exact. Float sums accumulate in double on
-// both backends (in different orders), so after rounding to f32 they agree
-// to tolerance().
+// the CPU and in compensated fp32 on the GPU for F32 (double for F64), in
+// different orders, so after rounding to f32 they agree to tolerance().
 //
 //===----------------------------------------------------------------------===//
 
