@@ -3,7 +3,10 @@
 // The two kernels of fp16 dynamic loss scaling besides the optimizers'
 // unscale-and-skip (Optimizers.cpp): the found-inf check of one gradient,
 // and the scale update, which follows torch._amp_update_scale_ operation
-// for operation (a float scale times a double factor, rounded to float).
+// for operation. torch multiplies the float scale by a double factor and
+// rounds to float; for a factor that is itself a float (the verifier of
+// remat.loss_scale_update requires it; GradScaler's are 2 and 0.5) that is
+// the float product, which both backends compute (no fp64 on the GPU).
 //
 //===----------------------------------------------------------------------===//
 
@@ -46,12 +49,12 @@ void lossScaleUpdate(const TensorView &scale, const TensorView &growthTracker,
   float current = scale.as<const float>()[0];
   int32_t tracker = growthTracker.as<const int32_t>()[0];
   if (foundInf.as<const uint8_t>()[0] != 0) {
-    current = static_cast<float>(current * backoffFactor);
+    current = current * static_cast<float>(backoffFactor);
     tracker = 0;
   } else {
     const int64_t successful = static_cast<int64_t>(tracker) + 1;
     if (successful == growthInterval) {
-      const float grown = static_cast<float>(current * growthFactor);
+      const float grown = current * static_cast<float>(growthFactor);
       // The scale never grows past fp32's range to inf.
       if (std::isfinite(grown))
         current = grown;

@@ -54,12 +54,12 @@ __global__ void lossScaleUpdateKernel(const float *scale,
   float current = *scale;
   int32_t count = *tracker;
   if (*foundInf) {
-    current = static_cast<float>(current * backoffFactor);
+    current = current * static_cast<float>(backoffFactor);
     count = 0;
   } else {
     const int64_t successful = static_cast<int64_t>(count) + 1;
     if (successful == growthInterval) {
-      const float grown = static_cast<float>(current * growthFactor);
+      const float grown = current * static_cast<float>(growthFactor);
       if (isfinite(grown)) // never grow past fp32's range to inf
         current = grown;
       count = 0;

@@ -47,9 +47,15 @@ LogicalResult LossScaleUpdateOp::verify() {
         {getFoundInf(), "found_inf"}})
     if (failed(requireScalar(*this, value, what)))
       return failure();
-  if (!(getGrowthFactor().convertToDouble() > 0) ||
-      !(getBackoffFactor().convertToDouble() > 0))
-    return emitOpError("growth and backoff factors must be positive");
+  // The kernels multiply in fp32, which equals torch's float-times-double
+  // product only for factors that fp32 holds exactly.
+  for (double factor : {getGrowthFactor().convertToDouble(),
+                        getBackoffFactor().convertToDouble()})
+    if (!(factor > 0) ||
+        static_cast<double>(static_cast<float>(factor)) != factor)
+      return emitOpError("growth and backoff factors must be positive and "
+                         "exact in fp32, got ")
+             << factor;
   if (getGrowthInterval() < 1)
     return emitOpError("growth_interval must be at least 1, got ")
            << getGrowthInterval();

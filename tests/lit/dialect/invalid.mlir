@@ -278,3 +278,11 @@ func.func @adam_scale_shape(%p: tensor<4xf32>, %step: tensor<i64>, %s: tensor<1x
   %np, %nm, %nv = remat.adam %p, %p, %p, %p, %step unscale %s {lr = 1.0e-3 : f64, beta1 = 0.9 : f64, beta2 = 0.999 : f64, eps = 1.0e-8 : f64} : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<i64>, tensor<1xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
   return %np : tensor<4xf32>
 }
+
+// -----
+
+func.func @loss_scale_factor(%s: tensor<f32>, %t: tensor<i32>, %f: tensor<i1>) -> tensor<f32> {
+  // expected-error@+1 {{growth and backoff factors must be positive and exact in fp32, got 1.000000e-01}}
+  %ns, %nt = remat.loss_scale_update %s, %t, %f {backoff_factor = 0.1 : f64} : (tensor<f32>, tensor<i32>, tensor<i1>) -> (tensor<f32>, tensor<i32>)
+  return %ns : tensor<f32>
+}
