@@ -18,6 +18,7 @@
 #ifndef REMAT_RUNTIME_COMMON_PADINDEX_H
 #define REMAT_RUNTIME_COMMON_PADINDEX_H
 
+#include "common/FloatStorage.h"
 #include "remat/runtime/HostDevice.h"
 #include "remat/runtime/Kernels.h"
 
@@ -161,8 +162,9 @@ REMAT_HOST_DEVICE inline int64_t padReadOffset(const PadGeometry &g,
   return offset;
 }
 
-/// The sum, in Acc, of dy over the output positions that read input
-/// element `linear`, in row-major order of those positions.
+/// The sum, in Acc, of dy (widened to its compute type, FloatStorage.h)
+/// over the output positions that read input element `linear`, in
+/// row-major order of those positions.
 template <typename Acc, typename T>
 REMAT_HOST_DEVICE Acc padGradient(const PadGeometry &g, const T *dy,
                                   int64_t linear) {
@@ -180,7 +182,7 @@ REMAT_HOST_DEVICE Acc padGradient(const PadGeometry &g, const T *dy,
     int64_t offset = 0;
     for (int d = 0; d < g.rank; ++d)
       offset += src[d].at(t[d]) * g.outStride[d];
-    sum += static_cast<Acc>(dy[offset]);
+    sum += static_cast<Acc>(toCompute(dy[offset]));
     int d = g.rank - 1;
     for (; d >= 0; --d) { // odometer over the per-dim sources
       if (++t[d] < src[d].total())
