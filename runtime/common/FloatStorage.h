@@ -88,15 +88,17 @@ REMAT_HOST_DEVICE inline T fromCompute(ComputeType<T> v) {
 /// 16-bit format.
 REMAT_HOST_DEVICE inline float roundToOddFloat(double v) {
   const float nearest = static_cast<float>(v);
+  const double back = static_cast<double>(nearest);
   uint32_t bits = floatBits(nearest);
-  if ((bits & 0x7fffffffu) >= 0x7f800000u ||
-      static_cast<double>(nearest) == v)
-    return nearest;
-  const bool roundedAway = v > 0 ? static_cast<double>(nearest) > v
-                                 : static_cast<double>(nearest) < v;
-  if (roundedAway) // one step toward zero: truncation (sign-magnitude bits)
-    --bits;
-  return bitsToFloat(bits | 1u);
+  // Without branches: kernels call this per element, and which way an
+  // element rounds is random (a mispredicted branch costs more than this).
+  const uint32_t finite = (bits & 0x7fffffffu) < 0x7f800000u;
+  const uint32_t inexact = static_cast<uint32_t>(back != v) & finite;
+  // Away from zero: above a positive v, below a negative one.
+  const uint32_t roundedAway =
+      static_cast<uint32_t>(back > v) ^ static_cast<uint32_t>(v < 0);
+  bits -= inexact & roundedAway; // one step toward zero: truncation
+  return bitsToFloat(bits | inexact);
 }
 
 /// Stores a double (a kernel's double accumulator) as T, rounded once to

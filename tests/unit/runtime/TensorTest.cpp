@@ -127,8 +127,9 @@ void expectNearest(double v, uint16_t bits) {
       continue;
     const double mine = std::abs(v - got), theirs = std::abs(v - neighbour);
     ASSERT_LE(mine, theirs) << v << " rounded to " << got;
-    if (mine == theirs)
+    if (mine == theirs) {
       ASSERT_EQ(bits & 1, 0) << v << ": a tie goes to the even pattern";
+    }
   }
 }
 
