@@ -32,6 +32,15 @@ struct MatMulDims {
 MatMulDims matmulDims(const TensorView &a, const TensorView &b,
                       const TensorView &out, bool transA, bool transB);
 
+/// Whether the batched matmul is one GEMM of batch x M rows: b unbatched
+/// and a, not transposed, with out's batch dims (the linear-layer case
+/// [B, S, K] x [K, N]).
+inline bool isOneTallGemm(const TensorView &a, const TensorView &b,
+                          const TensorView &out, bool transA) {
+  return !transA && numElements(batchDims(b.shape)) == 1 &&
+         batchDims(a.shape) == batchDims(out.shape);
+}
+
 } // namespace remat::rt::common
 
 #endif // REMAT_RUNTIME_COMMON_MATMULSHAPE_H

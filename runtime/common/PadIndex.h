@@ -162,9 +162,9 @@ REMAT_HOST_DEVICE inline int64_t padReadOffset(const PadGeometry &g,
   return offset;
 }
 
-/// The sum, in Acc, of dy over the output positions that read input
-/// element `linear`, in row-major order of those positions (16-bit dy
-/// widened by toCompute).
+/// The sum, in Acc, of dy (widened to its compute type, FloatStorage.h)
+/// over the output positions that read input element `linear`, in
+/// row-major order of those positions.
 template <typename Acc, typename T>
 REMAT_HOST_DEVICE Acc padGradient(const PadGeometry &g, const T *dy,
                                   int64_t linear) {

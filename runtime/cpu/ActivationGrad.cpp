@@ -2,7 +2,7 @@
 //
 // GELU's per-element derivatives are evaluated in double; the softmax row
 // sums accumulate in double like the forward's. activationBackward computes
-// in the storage precision, as the forward unary ops do.
+// in the compute precision (FloatStorage.h), as the forward unary ops do.
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,63 +33,67 @@ double geluTanhDerivative(double x) {
   return 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * k * (1.0 + 3.0 * c * x * x);
 }
 
+/// dx[i] = derivativeTimesDy(x[i], dy[i]) on T's compute type.
 template <typename T, typename F>
 void backwardLoop(const TensorView &x, const TensorView &dy,
                   const TensorView &dx, F derivativeTimesDy) {
   const T *px = x.as<const T>(), *pdy = dy.as<const T>();
   T *pdx = dx.as<T>();
   for (int64_t i = 0, n = x.numel(); i < n; ++i)
-    pdx[i] = derivativeTimesDy(px[i], pdy[i]);
+    pdx[i] = fromCompute<T>(
+        derivativeTimesDy(toCompute(px[i]), toCompute(pdy[i])));
 }
 
-/// dx = dy * op'(x) in T (see KernelApi.inc for the side each kink takes).
+/// dx = dy * op'(x) in T's compute type (see KernelApi.inc for the side
+/// each kink takes).
 template <typename T>
 void activationBackwardFloat(UnaryOp op, const TensorView &x,
                              const TensorView &dy, const TensorView &dx,
                              const UnaryParams &params) {
-  const T alpha = static_cast<T>(params.alpha);
-  const T beta = static_cast<T>(params.beta);
-  const T gamma = static_cast<T>(params.gamma);
-  const T lower = static_cast<T>(params.lower);
-  const T upper = static_cast<T>(params.upper);
+  using C = ComputeType<T>;
+  const C alpha = static_cast<C>(params.alpha);
+  const C beta = static_cast<C>(params.beta);
+  const C gamma = static_cast<C>(params.gamma);
+  const C lower = static_cast<C>(params.lower);
+  const C upper = static_cast<C>(params.upper);
   switch (op) {
   case UnaryOp::LeakyRelu:
     return backwardLoop<T>(x, dy, dx,
-                           [=](T v, T g) { return v > 0 ? g : g * alpha; });
+                           [=](C v, C g) { return v > 0 ? g : g * alpha; });
   case UnaryOp::Elu:
-    return backwardLoop<T>(x, dy, dx, [=](T v, T g) {
+    return backwardLoop<T>(x, dy, dx, [=](C v, C g) {
       return v > 0 ? g : g * (alpha * std::exp(v));
     });
   case UnaryOp::Selu:
-    return backwardLoop<T>(x, dy, dx, [=](T v, T g) {
+    return backwardLoop<T>(x, dy, dx, [=](C v, C g) {
       return v > 0 ? g * gamma : g * (gamma * alpha * std::exp(v));
     });
   case UnaryOp::Softplus:
     // sigmoid(x), split by sign so exp never overflows.
-    return backwardLoop<T>(x, dy, dx, [](T v, T g) {
+    return backwardLoop<T>(x, dy, dx, [](C v, C g) {
       if (v >= 0)
-        return g / (T(1) + std::exp(-v));
-      const T e = std::exp(v);
-      return g * (e / (T(1) + e));
+        return g / (C(1) + std::exp(-v));
+      const C e = std::exp(v);
+      return g * (e / (C(1) + e));
     });
   case UnaryOp::Softsign:
-    return backwardLoop<T>(x, dy, dx, [](T v, T g) {
-      const T s = T(1) + std::abs(v);
+    return backwardLoop<T>(x, dy, dx, [](C v, C g) {
+      const C s = C(1) + std::abs(v);
       return g / (s * s);
     });
   case UnaryOp::HardSigmoid:
-    return backwardLoop<T>(x, dy, dx, [=](T v, T g) {
-      const T u = alpha * v + beta;
-      return u > 0 && u < 1 ? g * alpha : T(0);
+    return backwardLoop<T>(x, dy, dx, [=](C v, C g) {
+      const C u = alpha * v + beta;
+      return u > 0 && u < 1 ? g * alpha : C(0);
     });
   case UnaryOp::Clip:
-    return backwardLoop<T>(x, dy, dx, [=](T v, T g) {
-      return v >= lower && v <= upper ? g : T(0);
+    return backwardLoop<T>(x, dy, dx, [=](C v, C g) {
+      return v >= lower && v <= upper ? g : C(0);
     });
   case UnaryOp::Sin:
-    return backwardLoop<T>(x, dy, dx, [](T v, T g) { return g * std::cos(v); });
+    return backwardLoop<T>(x, dy, dx, [](C v, C g) { return g * std::cos(v); });
   case UnaryOp::Cos:
-    return backwardLoop<T>(x, dy, dx, [](T v, T g) { return -g * std::sin(v); });
+    return backwardLoop<T>(x, dy, dx, [](C v, C g) { return -g * std::sin(v); });
   default: fail("activationBackward", "op has no activation backward");
   }
 }
@@ -114,17 +118,19 @@ void geluBackward(const TensorView &x, const TensorView &dy,
                   const TensorView &dx, bool tanhApproximation) {
   const char *kernel = "geluBackward";
   checkGeluBackward(kernel, x, dy, dx);
-  dispatchFloat(x.dtype, kernel, [&](auto tag) {
+  dispatchFloatStorage(x.dtype, kernel, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T *px = x.as<const T>(), *pdy = dy.as<const T>();
     T *pdx = dx.as<T>();
     const int64_t n = x.numel();
     if (tanhApproximation)
       for (int64_t i = 0; i < n; ++i)
-        pdx[i] = static_cast<T>(pdy[i] * geluTanhDerivative(px[i]));
+        pdx[i] = fromDouble<T>(toCompute(pdy[i]) *
+                               geluTanhDerivative(toCompute(px[i])));
     else
       for (int64_t i = 0; i < n; ++i)
-        pdx[i] = static_cast<T>(pdy[i] * geluErfDerivative(px[i]));
+        pdx[i] = fromDouble<T>(toCompute(pdy[i]) *
+                               geluErfDerivative(toCompute(px[i])));
   });
 }
 
@@ -133,7 +139,7 @@ void activationBackward(UnaryOp op, const TensorView &x, const TensorView &dy,
   const char *kernel = "activationBackward";
   checkSameAsX(kernel, x, dy, "dy");
   checkSameAsX(kernel, x, dx, "dx");
-  dispatchFloat(x.dtype, kernel, [&](auto tag) {
+  dispatchFloatStorage(x.dtype, kernel, [&](auto tag) {
     using T = typename decltype(tag)::type;
     activationBackwardFloat<T>(op, x, dy, dx, params);
   });
@@ -143,19 +149,19 @@ void softmaxBackward(const TensorView &y, const TensorView &dy,
                      const TensorView &dx, int64_t axis) {
   const char *kernel = "softmaxBackward";
   checkSoftmaxBackward(kernel, y, dy, dx, axis);
-  dispatchFloat(y.dtype, kernel, [&](auto tag) {
+  dispatchFloatStorage(y.dtype, kernel, [&](auto tag) {
     using T = typename decltype(tag)::type;
     forEachRow<T>(y, dy, dx, axis,
                   [](const T *yr, const T *dyr, T *dxr, int64_t n,
                      int64_t stride) {
                     double dot = 0;
                     for (int64_t i = 0; i < n; ++i)
-                      dot += static_cast<double>(dyr[i * stride]) *
-                             yr[i * stride];
+                      dot += static_cast<double>(toCompute(dyr[i * stride])) *
+                             toCompute(yr[i * stride]);
                     for (int64_t i = 0; i < n; ++i) {
-                      const double yi = yr[i * stride];
-                      dxr[i * stride] =
-                          static_cast<T>(yi * (dyr[i * stride] - dot));
+                      const double yi = toCompute(yr[i * stride]);
+                      dxr[i * stride] = fromDouble<T>(
+                          yi * (toCompute(dyr[i * stride]) - dot));
                     }
                   });
   });
@@ -165,18 +171,19 @@ void logSoftmaxBackward(const TensorView &y, const TensorView &dy,
                         const TensorView &dx, int64_t axis) {
   const char *kernel = "logSoftmaxBackward";
   checkSoftmaxBackward(kernel, y, dy, dx, axis);
-  dispatchFloat(y.dtype, kernel, [&](auto tag) {
+  dispatchFloatStorage(y.dtype, kernel, [&](auto tag) {
     using T = typename decltype(tag)::type;
     forEachRow<T>(y, dy, dx, axis,
                   [](const T *yr, const T *dyr, T *dxr, int64_t n,
                      int64_t stride) {
                     double sum = 0;
                     for (int64_t i = 0; i < n; ++i)
-                      sum += dyr[i * stride];
+                      sum += toCompute(dyr[i * stride]);
                     for (int64_t i = 0; i < n; ++i) {
-                      const double p = std::exp(static_cast<double>(yr[i * stride]));
+                      const double p = std::exp(
+                          static_cast<double>(toCompute(yr[i * stride])));
                       dxr[i * stride] =
-                          static_cast<T>(dyr[i * stride] - p * sum);
+                          fromDouble<T>(toCompute(dyr[i * stride]) - p * sum);
                     }
                   });
   });

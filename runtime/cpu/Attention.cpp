@@ -6,9 +6,10 @@
 // row), and keeps of the probabilities only each row's log-sum-exp. The
 // backward recomputes each tile's probabilities from it.
 //
-// Everything is computed in double from tiles converted on load (F32 and
-// F64 inputs alike), so F32 results stay close to a float64 reference, in
-// a fixed order: results are bitwise reproducible. The tile products are
+// Everything is computed in double from tiles converted on load (F16, BF16,
+// F32 and F64 inputs alike), so results stay close to a float64 reference,
+// in a fixed order: results are bitwise reproducible. Outputs are rounded
+// once to the inputs' dtype; the logsumexp is F32 for 16-bit inputs. The tile products are
 // GEMMs (Gemm.h), reproducible as the matmul kernel's are: the same BLAS
 // calls in the same order give the same bits.
 //
@@ -31,6 +32,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 namespace remat::rt {
 using namespace cpu;
@@ -128,8 +130,13 @@ void dropoutTile(const DropoutStream &dropout, const AttentionDims &d,
 /// `count` elements converted to the compute type.
 template <typename T> void load(const T *src, int64_t count, Acc *dst) {
   for (int64_t i = 0; i < count; ++i)
-    dst[i] = static_cast<Acc>(src[i]);
+    dst[i] = static_cast<Acc>(toCompute(src[i]));
 }
+
+/// The logsumexp's storage type for inputs of type T: F32 for 16-bit
+/// inputs (attentionStatisticsDType), else T.
+template <typename T>
+using StatisticsType = std::conditional_t<kIsHalfStorage<T>, float, T>;
 
 /// The positions of one tile: query rows [row0, row0 + rows) against keys
 /// [col0, col0 + cols).
@@ -152,7 +159,7 @@ void scoreTile(const Acc *q, const Acc *k, int64_t dim, const TileSpan &t,
       const T *mr = mask.data + maskBase + (t.row0 + r) * mask.strides[2] +
                     t.col0 * mask.strides[3];
       for (int64_t c = 0; c < t.cols; ++c)
-        sr[c] += static_cast<Acc>(mr[c * mask.strides[3]]);
+        sr[c] += static_cast<Acc>(toCompute(mr[c * mask.strides[3]]));
     }
     if (causal)
       // Key col0 + c is hidden from query row0 + r when it is later.
@@ -250,8 +257,8 @@ void attentionImpl(const AttentionDims &d, const TensorView &q,
   const int64_t D = d.headDim, Dv = d.valueDim;
   ForwardBuffers buf(scratch, d, tilesFor(d.querySeq, d.keySeq));
   const MaskReader<T> maskRead = maskReader<T>(mask, d, kernel);
-  // logsumexp is T, or float for 16-bit T (not dispatched on the CPU).
-  T *lse = logsumexp.empty() ? nullptr : logsumexp.as<T>();
+  using Stat = StatisticsType<T>;
+  Stat *lse = logsumexp.empty() ? nullptr : logsumexp.as<Stat>();
   for (int64_t b = 0; b < d.batch; ++b)
     for (int64_t h = 0; h < d.queryHeads; ++h) {
       const int64_t g = h / d.groupSize();
@@ -285,9 +292,9 @@ void attentionImpl(const AttentionDims &d, const TensorView &q,
           const Acc sum = buf.rowSum[r];
           const Acc inv = sum > 0 ? 1 / sum : Acc(0);
           for (int64_t e = 0; e < Dv; ++e)
-            oh[(row0 + r) * Dv + e] = static_cast<T>(buf.o[r * Dv + e] * inv);
+            oh[(row0 + r) * Dv + e] = fromDouble<T>(buf.o[r * Dv + e] * inv);
           if (lse)
-            lse[row + row0 + r] = static_cast<T>(
+            lse[row + row0 + r] = static_cast<Stat>(
                 sum > 0 ? buf.rowMax[r] + std::log(sum) : kMinusInf);
         }
       }
@@ -375,7 +382,7 @@ void attentionBackwardImpl(const AttentionDims &d, const TensorView &q,
   const int64_t D = d.headDim, Dv = d.valueDim;
   BackwardBuffers buf(scratch, d, tilesFor(d.querySeq, d.keySeq));
   const MaskReader<T> maskRead = maskReader<T>(mask, d, kernel);
-  const T *lse = logsumexp.as<const T>();
+  const StatisticsType<T> *lse = logsumexp.as<const StatisticsType<T>>();
   for (int64_t b = 0; b < d.batch; ++b)
     for (int64_t g = 0; g < d.keyValueHeads; ++g) {
       const int64_t kvRow = (b * d.keyValueHeads + g) * d.keySeq;
@@ -400,7 +407,7 @@ void attentionBackwardImpl(const AttentionDims &d, const TensorView &q,
             Acc dot = 0;
             for (int64_t e = 0; e < Dv; ++e)
               dot += buf.dout[r * Dv + e] *
-                     static_cast<Acc>(oh[(row0 + r) * Dv + e]);
+                     static_cast<Acc>(toCompute(oh[(row0 + r) * Dv + e]));
             buf.rowDot[r] = dot;
           }
           std::fill(buf.dq, buf.dq + rows * D, Acc(0));
@@ -420,16 +427,16 @@ void attentionBackwardImpl(const AttentionDims &d, const TensorView &q,
           if (!dq.empty()) {
             T *dqh = dq.as<T>() + (row + row0) * D;
             for (int64_t i = 0; i < rows * D; ++i)
-              dqh[i] = static_cast<T>(buf.dq[i]);
+              dqh[i] = fromDouble<T>(buf.dq[i]);
           }
         }
       }
       if (!dk.empty())
         for (int64_t i = 0; i < d.keySeq * D; ++i)
-          dk.as<T>()[kvRow * D + i] = static_cast<T>(buf.dk[i]);
+          dk.as<T>()[kvRow * D + i] = fromDouble<T>(buf.dk[i]);
       if (!dv.empty())
         for (int64_t i = 0; i < d.keySeq * Dv; ++i)
-          dv.as<T>()[kvRow * Dv + i] = static_cast<T>(buf.dv[i]);
+          dv.as<T>()[kvRow * Dv + i] = fromDouble<T>(buf.dv[i]);
     }
 }
 
@@ -482,7 +489,7 @@ void attention(const TensorView &q, const TensorView &k, const TensorView &v,
   Scratch scratch(kernel, attentionScratchBytes(q, k, v));
   const DropoutStream dropout =
       dropoutStream(dropoutRatio, seed, streamId, step);
-  dispatchFloat(q.dtype, kernel, [&](auto tag) {
+  dispatchFloatStorage(q.dtype, kernel, [&](auto tag) {
     attentionImpl<typename decltype(tag)::type>(d, q, k, v, mask, out,
                                                 logsumexp, scale, causal,
                                                 dropout, scratch, kernel);
@@ -503,7 +510,7 @@ void attentionBackward(const TensorView &q, const TensorView &k,
   Scratch scratch(kernel, attentionBackwardScratchBytes(q, k, v));
   const DropoutStream dropout =
       dropoutStream(dropoutRatio, seed, streamId, step);
-  dispatchFloat(q.dtype, kernel, [&](auto tag) {
+  dispatchFloatStorage(q.dtype, kernel, [&](auto tag) {
     attentionBackwardImpl<typename decltype(tag)::type>(
         d, q, k, v, mask, out, logsumexp, dout, dq, dk, dv, scale, causal,
         dropout, scratch, kernel);

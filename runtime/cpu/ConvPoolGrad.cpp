@@ -3,15 +3,17 @@
 // Conv backward mirrors the forward's im2col + GEMM (Im2Col.h):
 //   data:   col = W_g^T dy_g, then col2im scatters col into dx;
 //   filter: dW_g = sum_n dy_g[n] col(x_g[n])^T.
-// Scatters into dx (col2im, pooling) accumulate in double.
+// Scatters into dx (col2im, pooling) accumulate in double. F16/BF16
+// multiply through fp32 panels (HalfGemm.h) into fp32: col holds fp32, and
+// the filter gradient sums the images in fp32 and is rounded once.
 //
 //===----------------------------------------------------------------------===//
 
 #include "remat/runtime/Kernels.h"
 
 #include "DTypeDispatch.h"
-#include "Gemm.h"
 #include "GradUtil.h"
+#include "HalfGemm.h"
 #include "Im2Col.h"
 #include "common/ConvPoolChecks.h"
 
@@ -29,7 +31,8 @@ void convBackwardDataImpl(const TensorView &dy, const TensorView &weight,
   const int64_t N = dx.shape[0], C = dx.shape[1], M = weight.shape[0];
   const int64_t Cg = C / group, Mg = M / group;
   const int64_t K = Cg * w.kernelSize(), P = w.outSize(), I = w.inSize();
-  T *col = scratch.take<T>(K * P);
+  ComputeType<T> *col = scratch.take<ComputeType<T>>(K * P);
+  GemmFor<T> gemm(scratch, K, P, Mg);
   const T *pdy = dy.as<const T>(), *pw = weight.as<const T>();
   accumulateInDouble(dx.as<T>(), dx.numel(), scratch, [&](double *acc) {
     for (int64_t n = 0; n < N; ++n)
@@ -51,19 +54,36 @@ void convBackwardFilterImpl(const TensorView &x, const TensorView &dy,
   const int64_t K = Cg * w.kernelSize(), P = w.outSize(), I = w.inSize();
   const bool pointwise = w.pointwise();
   T *col = pointwise ? nullptr : scratch.take<T>(K * P);
+  // dW_g sums over the images in place, or for 16-bit T in an fp32
+  // accumulator rounded into dW_g once.
+  using Acc = ComputeType<T>;
+  Acc *acc = kIsHalfStorage<T> ? scratch.take<Acc>(Mg * K) : nullptr;
+  GemmFor<T> gemm(scratch, Mg, K, P);
   const T *px = x.as<const T>(), *pdy = dy.as<const T>();
   T *pdw = dw.as<T>();
-  if (N == 0)
-    std::fill(pdw, pdw + dw.numel(), T(0));
-  for (int64_t g = 0; g < group; ++g)
+  if (N == 0) {
+    std::fill(pdw, pdw + dw.numel(), T{});
+    return;
+  }
+  for (int64_t g = 0; g < group; ++g) {
+    T *dwg = pdw + g * Mg * K;
+    Acc *sum;
+    if constexpr (kIsHalfStorage<T>)
+      sum = acc;
+    else
+      sum = dwg;
     for (int64_t n = 0; n < N; ++n) {
       const T *xg = px + (n * C + g * Cg) * I;
       if (!pointwise)
         im2col(xg, Cg, w, col);
       // dW_g [Mg, K] (+)= dy_g [Mg, P] * col^T [P, K]
       gemm(false, true, Mg, K, P, pdy + (n * M + g * Mg) * P,
-           pointwise ? xg : col, pdw + g * Mg * K, T(n == 0 ? 0 : 1));
+           pointwise ? xg : col, sum, n > 0);
     }
+    if constexpr (kIsHalfStorage<T>)
+      for (int64_t i = 0; i < Mg * K; ++i)
+        dwg[i] = fromCompute<T>(acc[i]);
+  }
 }
 
 } // namespace
@@ -75,7 +95,7 @@ void convBackwardData(const TensorView &dy, const TensorView &w,
   const Window3 win = checkConvGrad(kernel, dx, w, dy, params, group);
   Scratch scratch(kernel,
                   convBackwardDataScratchBytes(dy, w, dx, params, group));
-  dispatchFloat(dx.dtype, kernel, [&](auto tag) {
+  dispatchFloatStorage(dx.dtype, kernel, [&](auto tag) {
     convBackwardDataImpl<typename decltype(tag)::type>(dy, w, dx, win, group,
                                                        scratch);
   });
@@ -88,7 +108,7 @@ void convBackwardFilter(const TensorView &x, const TensorView &dy,
   const Window3 win = checkConvGrad(kernel, x, dw, dy, params, group);
   Scratch scratch(kernel,
                   convBackwardFilterScratchBytes(x, dy, dw, params, group));
-  dispatchFloat(x.dtype, kernel, [&](auto tag) {
+  dispatchFloatStorage(x.dtype, kernel, [&](auto tag) {
     convBackwardFilterImpl<typename decltype(tag)::type>(x, dy, dw, win,
                                                          group, scratch);
   });
@@ -101,7 +121,7 @@ void maxPoolBackward(const TensorView &dy, const TensorView &indices,
   const int64_t size = dx.numel();
   const int64_t *pi = indices.as<const int64_t>();
   Scratch scratch(kernel, poolBackwardScratchBytes(dx));
-  dispatchFloat(dy.dtype, kernel, [&](auto tag) {
+  dispatchFloatStorage(dy.dtype, kernel, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T *pdy = dy.as<const T>();
     accumulateInDouble(dx.as<T>(), size, scratch, [&](double *acc) {
@@ -113,7 +133,7 @@ void maxPoolBackward(const TensorView &dy, const TensorView &indices,
           fail(kernel, "index " + std::to_string(target) +
                            " out of range for " + std::to_string(size) +
                            " elements");
-        acc[target] += pdy[i];
+        acc[target] += toCompute(pdy[i]);
       }
     });
   });
@@ -126,7 +146,7 @@ void averagePoolBackward(const TensorView &dy, const TensorView &dx,
   const Window3 w = makeWindow(kernel, dx, dy, params, params.kernel);
   const int64_t planes = dx.shape[0] * dx.shape[1];
   Scratch scratch(kernel, poolBackwardScratchBytes(dx));
-  dispatchFloat(dy.dtype, kernel, [&](auto tag) {
+  dispatchFloatStorage(dy.dtype, kernel, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T *pdy = dy.as<const T>();
     accumulateInDouble(dx.as<T>(), dx.numel(), scratch, [&](double *acc) {
@@ -136,7 +156,7 @@ void averagePoolBackward(const TensorView &dy, const TensorView &dx,
           for (int64_t oh = 0; oh < w.out[1]; ++oh)
             for (int64_t ow = 0; ow < w.out[2]; ++ow) {
               const double share =
-                  static_cast<double>(*pdy++) /
+                  static_cast<double>(toCompute(*pdy++)) /
                   static_cast<double>(
                       w.averagePoolCount(od, oh, ow, countIncludePad));
               forEachTap(plane, w, od, oh, ow,

@@ -1,8 +1,8 @@
 //===- DTypeDispatch.h - Map runtime dtypes to C++ types ---------*- C++ -*-===//
 //
 // The CPU's additions to common/DTypeDispatch.h: a storage type for Bool,
-// dispatch over every dtype (casts), and
-// F32/F64 parameters read and written as double.
+// dispatch over every dtype (casts) and over the arithmetic storage types,
+// and float parameters read and written as double.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +13,7 @@
 #include "common/FloatStorage.h"
 
 #include <cstdint>
+#include <utility>
 
 namespace remat::rt::cpu {
 
@@ -42,21 +43,32 @@ decltype(auto) dispatchAll(DType dtype, const char *kernel, F &&f) {
   unsupportedDType(kernel, dtype);
 }
 
-/// Reads element i of a F32/F64 view as double (parameters such as BatchNorm
-/// statistics, which ONNX lets differ in precision from the data).
+/// dispatchArith's types and the 16-bit floats: F32, F64, F16, BF16, I64,
+/// I32 (elementwise arithmetic and comparisons, reductions).
+template <typename F>
+decltype(auto) dispatchArithStorage(DType dtype, const char *kernel, F &&f) {
+  switch (dtype) {
+  case DType::F16: return f(Tag<Half>{});
+  case DType::BF16: return f(Tag<BFloat16>{});
+  default: return dispatchArith(dtype, kernel, std::forward<F>(f));
+  }
+}
+
+/// Reads element i of a float view as double (parameters such as BatchNorm
+/// statistics, which may differ in precision from the data).
 inline double loadAsDouble(const TensorView &view, int64_t i,
                            const char *kernel) {
-  return dispatchFloat(view.dtype, kernel, [&](auto tag) -> double {
+  return dispatchFloatStorage(view.dtype, kernel, [&](auto tag) -> double {
     using T = typename decltype(tag)::type;
-    return static_cast<double>(view.as<T>()[i]);
+    return static_cast<double>(toCompute(view.as<T>()[i]));
   });
 }
 
 inline void storeFromDouble(const TensorView &view, int64_t i, double value,
                             const char *kernel) {
-  dispatchFloat(view.dtype, kernel, [&](auto tag) {
+  dispatchFloatStorage(view.dtype, kernel, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    view.as<T>()[i] = static_cast<T>(value);
+    view.as<T>()[i] = fromDouble<T>(value);
   });
 }
 

@@ -32,7 +32,7 @@ void gatherBackward(const TensorView &dy, const TensorView &indices,
       idx[i] = v < 0 ? v + e.size : v;
     }
   });
-  dispatchFloat(dy.dtype, kernel, [&](auto tag) {
+  dispatchFloatStorage(dy.dtype, kernel, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T *src = dy.as<const T>();
     accumulateInDouble(dx.as<T>(), dx.numel(), scratch, [&](double *acc) {
@@ -41,7 +41,7 @@ void gatherBackward(const TensorView &dy, const TensorView &indices,
         for (int64_t k = 0; k < count; ++k) {
           double *dst = row + idx[k] * e.inner;
           for (int64_t k = 0; k < e.inner; ++k)
-            dst[k] += src[k];
+            dst[k] += toCompute(src[k]);
           src += e.inner;
         }
       }
@@ -58,7 +58,7 @@ void gatherElementsBackward(const TensorView &dy, const TensorView &indices,
   dispatchIndex(indices.dtype, kernel, [&](auto indexTag) {
     using I = typename decltype(indexTag)::type;
     const I *idx = indices.as<const I>();
-    dispatchFloat(dy.dtype, kernel, [&](auto tag) {
+    dispatchFloatStorage(dy.dtype, kernel, [&](auto tag) {
       using T = typename decltype(tag)::type;
       const T *pdy = dy.as<const T>();
       accumulateInDouble(dx.as<T>(), dx.numel(), scratch, [&](double *acc) {
@@ -69,7 +69,7 @@ void gatherElementsBackward(const TensorView &dy, const TensorView &indices,
             fail(kernel, "index " + std::to_string(v) +
                              " out of range for axis of size " +
                              std::to_string(g.axisSize));
-          acc[g.dataBase(p) + c * g.dataStride[axis]] += pdy[p];
+          acc[g.dataBase(p) + c * g.dataStride[axis]] += toCompute(pdy[p]);
         }
       });
     });
@@ -83,12 +83,12 @@ void padBackward(const TensorView &dy, const TensorView &dx,
   const PadGeometry g = padGeometry(kernel, dx.shape, dy.shape, begins, mode);
   // Each dx element sums its sources in double and rounds once, as the
   // scatter-style kernels do, but needs no accumulator buffer.
-  dispatchFloat(dy.dtype, kernel, [&](auto tag) {
+  dispatchFloatStorage(dy.dtype, kernel, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T *pdy = dy.as<const T>();
     T *pdx = dx.as<T>();
     for (int64_t i = 0, n = dx.numel(); i < n; ++i)
-      pdx[i] = static_cast<T>(padGradient<double>(g, pdy, i));
+      pdx[i] = fromDouble<T>(padGradient<double>(g, pdy, i));
   });
 }
 

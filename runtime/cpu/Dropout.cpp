@@ -37,9 +37,10 @@ void dropout(const TensorView &x, const TensorView &y, const TensorView &mask,
   const PhiloxKey key = dropoutKey(seed, streamId);
   const double keepProb = 1.0 - ratio;
   const uint64_t threshold = dropoutThreshold(keepProb);
-  dispatchFloat(x.dtype, kernel, [&](auto tag) {
+  dispatchFloatStorage(x.dtype, kernel, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    const T scale = ratio < 1 ? static_cast<T>(1.0 / keepProb) : T(0);
+    using C = ComputeType<T>;
+    const C scale = ratio < 1 ? static_cast<C>(1.0 / keepProb) : C(0);
     const T *px = x.as<const T>();
     T *py = y.as<T>();
     for (int64_t block = 0; block * 4 < n; ++block) {
@@ -48,7 +49,7 @@ void dropout(const TensorView &x, const TensorView &y, const TensorView &mask,
       for (int64_t j = 0, i = block * 4; j < 4 && i < n; ++j, ++i) {
         // bits * 2^-32 < keepProb, as the integer test the CUDA kernel uses.
         const bool keep = dropoutKeeps(bits[static_cast<int>(j)], threshold);
-        py[i] = keep ? px[i] * scale : T(0);
+        py[i] = fromCompute<T>(keep ? toCompute(px[i]) * scale : C(0));
         if (pm)
           pm[i] = keep;
       }

@@ -1,4 +1,10 @@
 //===- Elementwise.cpp - Unary, binary, where, cast, copy, fill -----------===//
+//
+// Float math runs in the compute type of the storage type (FloatStorage.h):
+// F32 and F64 in their own precision, F16 and BF16 widened to float on load
+// and rounded to nearest even on store.
+//
+//===----------------------------------------------------------------------===//
 
 #include "remat/runtime/Kernels.h"
 
@@ -19,12 +25,13 @@ namespace {
 // Unary
 //===----------------------------------------------------------------------===//
 
+/// y[i] = op(x[i]) with op on T's compute type.
 template <typename T, typename Op>
 void unaryLoop(const TensorView &x, const TensorView &y, Op op) {
   const T *in = x.as<const T>();
   T *out = y.as<T>();
   for (int64_t i = 0, n = x.numel(); i < n; ++i)
-    out[i] = op(in[i]);
+    out[i] = fromCompute<T>(op(toCompute(in[i])));
 }
 
 // Integer negation/abs wrap on the minimum value instead of overflowing (UB).
@@ -48,73 +55,74 @@ template <typename T> void unaryInteger(UnaryOp op, const TensorView &x,
 template <typename T> void unaryFloat(UnaryOp op, const TensorView &x,
                                       const TensorView &y,
                                       const UnaryParams &params) {
-  // The parameters in the storage precision, so that fp32 math stays fp32.
-  const T alpha = static_cast<T>(params.alpha);
-  const T beta = static_cast<T>(params.beta);
-  const T gamma = static_cast<T>(params.gamma);
-  const T lower = static_cast<T>(params.lower);
-  const T upper = static_cast<T>(params.upper);
+  // The parameters in the compute precision, so that fp32 math stays fp32.
+  using C = ComputeType<T>;
+  const C alpha = static_cast<C>(params.alpha);
+  const C beta = static_cast<C>(params.beta);
+  const C gamma = static_cast<C>(params.gamma);
+  const C lower = static_cast<C>(params.lower);
+  const C upper = static_cast<C>(params.upper);
   switch (op) {
-  case UnaryOp::Neg: return unaryLoop<T>(x, y, [](T v) { return -v; });
-  case UnaryOp::Abs: return unaryLoop<T>(x, y, [](T v) { return std::abs(v); });
+  case UnaryOp::Neg: return unaryLoop<T>(x, y, [](C v) { return -v; });
+  case UnaryOp::Abs: return unaryLoop<T>(x, y, [](C v) { return std::abs(v); });
   case UnaryOp::Sqrt:
-    return unaryLoop<T>(x, y, [](T v) { return std::sqrt(v); });
-  case UnaryOp::Exp: return unaryLoop<T>(x, y, [](T v) { return std::exp(v); });
-  case UnaryOp::Log: return unaryLoop<T>(x, y, [](T v) { return std::log(v); });
+    return unaryLoop<T>(x, y, [](C v) { return std::sqrt(v); });
+  case UnaryOp::Exp: return unaryLoop<T>(x, y, [](C v) { return std::exp(v); });
+  case UnaryOp::Log: return unaryLoop<T>(x, y, [](C v) { return std::log(v); });
   case UnaryOp::Reciprocal:
-    return unaryLoop<T>(x, y, [](T v) { return T(1) / v; });
-  case UnaryOp::Erf: return unaryLoop<T>(x, y, [](T v) { return std::erf(v); });
+    return unaryLoop<T>(x, y, [](C v) { return C(1) / v; });
+  case UnaryOp::Erf: return unaryLoop<T>(x, y, [](C v) { return std::erf(v); });
   case UnaryOp::Tanh:
-    return unaryLoop<T>(x, y, [](T v) { return std::tanh(v); });
+    return unaryLoop<T>(x, y, [](C v) { return std::tanh(v); });
   case UnaryOp::Sigmoid:
     // Split by sign so exp never overflows.
-    return unaryLoop<T>(x, y, [](T v) {
+    return unaryLoop<T>(x, y, [](C v) {
       if (v >= 0)
-        return T(1) / (T(1) + std::exp(-v));
-      T e = std::exp(v);
-      return e / (T(1) + e);
+        return C(1) / (C(1) + std::exp(-v));
+      C e = std::exp(v);
+      return e / (C(1) + e);
     });
   case UnaryOp::Relu:
     // Written so NaN propagates (v > 0 is false for NaN, but v < 0 is too).
-    return unaryLoop<T>(x, y, [](T v) { return v < 0 ? T(0) : v; });
+    return unaryLoop<T>(x, y, [](C v) { return v < 0 ? C(0) : v; });
   case UnaryOp::GeluErf:
-    return unaryLoop<T>(x, y, [](T v) {
-      return v * T(0.5) * (T(1) + std::erf(v * T(0.7071067811865476)));
+    return unaryLoop<T>(x, y, [](C v) {
+      return v * C(0.5) * (C(1) + std::erf(v * C(0.7071067811865476)));
     });
   case UnaryOp::GeluTanh:
-    return unaryLoop<T>(x, y, [](T v) {
-      const T k = T(0.7978845608028654); // sqrt(2 / pi)
-      return v * T(0.5) * (T(1) + std::tanh(k * (v + T(0.044715) * v * v * v)));
+    return unaryLoop<T>(x, y, [](C v) {
+      const C k = C(0.7978845608028654); // sqrt(2 / pi)
+      return v * C(0.5) * (C(1) + std::tanh(k * (v + C(0.044715) * v * v * v)));
     });
   // The comparisons are written so that NaN propagates.
   case UnaryOp::LeakyRelu:
-    return unaryLoop<T>(x, y, [=](T v) { return v < 0 ? alpha * v : v; });
+    return unaryLoop<T>(x, y, [=](C v) { return v < 0 ? alpha * v : v; });
   case UnaryOp::Elu:
     return unaryLoop<T>(x, y,
-                        [=](T v) { return v < 0 ? alpha * std::expm1(v) : v; });
+                        [=](C v) { return v < 0 ? alpha * std::expm1(v) : v; });
   case UnaryOp::Selu:
-    return unaryLoop<T>(x, y, [=](T v) {
+    return unaryLoop<T>(x, y, [=](C v) {
       return v > 0 ? gamma * v : gamma * alpha * std::expm1(v);
     });
   case UnaryOp::Softplus:
     // max(x, 0) + log1p(exp(-|x|)): exp never overflows.
-    return unaryLoop<T>(x, y, [](T v) {
-      return (v > 0 ? v : T(0)) + std::log1p(std::exp(-std::abs(v)));
+    return unaryLoop<T>(x, y, [](C v) {
+      return (v > 0 ? v : C(0)) + std::log1p(std::exp(-std::abs(v)));
     });
   case UnaryOp::Softsign:
-    return unaryLoop<T>(x, y, [](T v) { return v / (T(1) + std::abs(v)); });
+    return unaryLoop<T>(x, y, [](C v) { return v / (C(1) + std::abs(v)); });
   case UnaryOp::HardSigmoid:
-    return unaryLoop<T>(x, y, [=](T v) {
-      const T u = alpha * v + beta;
-      return u < 0 ? T(0) : u > 1 ? T(1) : u;
+    return unaryLoop<T>(x, y, [=](C v) {
+      const C u = alpha * v + beta;
+      return u < 0 ? C(0) : u > 1 ? C(1) : u;
     });
   case UnaryOp::Clip:
-    return unaryLoop<T>(x, y, [=](T v) {
-      const T low = v < lower ? lower : v;
+    return unaryLoop<T>(x, y, [=](C v) {
+      const C low = v < lower ? lower : v;
       return low > upper ? upper : low;
     });
-  case UnaryOp::Sin: return unaryLoop<T>(x, y, [](T v) { return std::sin(v); });
-  case UnaryOp::Cos: return unaryLoop<T>(x, y, [](T v) { return std::cos(v); });
+  case UnaryOp::Sin: return unaryLoop<T>(x, y, [](C v) { return std::sin(v); });
+  case UnaryOp::Cos: return unaryLoop<T>(x, y, [](C v) { return std::cos(v); });
   case UnaryOp::Not: fail("unary", "Not is defined on bool only");
   }
   fail("unary", "unknown op");
@@ -203,11 +211,21 @@ struct GreaterOp {
   template <typename T> Bool operator()(T a, T b) const { return {a > b}; }
 };
 
+/// op on the operands' compute types, its result stored as R (a Bool
+/// result as it is).
+template <typename R, typename Op> struct Widened {
+  Op op;
+  template <typename A, typename B> R operator()(A a, B b) const {
+    return fromCompute<R>(op(toCompute(a), toCompute(b)));
+  }
+};
+
 /// One broadcast run. The special cases let the compiler vectorise the common
 /// same-shape and scalar-operand loops.
 template <typename A, typename B, typename R, typename Op>
 void binaryRun(const A *a, int64_t as, const B *b, int64_t bs, R *out,
-               int64_t n, Op op) {
+               int64_t n, Op computeOp) {
+  const Widened<R, Op> op{computeOp};
   if (as == 1 && bs == 1) {
     for (int64_t i = 0; i < n; ++i)
       out[i] = op(a[i], b[i]);
@@ -255,7 +273,7 @@ template <typename Op>
 void arithmeticBinary(const TensorView &a, const TensorView &b,
                       const TensorView &out, Op op) {
   requireDType(out, a.dtype, "binary", "output");
-  dispatchArith(a.dtype, "binary", [&](auto tag) {
+  dispatchArithStorage(a.dtype, "binary", [&](auto tag) {
     using T = typename decltype(tag)::type;
     broadcastBinary<T, T, T>(a, b, out, op);
   });
@@ -269,7 +287,7 @@ void comparisonBinary(const TensorView &a, const TensorView &b,
     broadcastBinary<uint8_t, uint8_t, Bool>(a, b, out, op);
     return;
   }
-  dispatchArith(a.dtype, "binary", [&](auto tag) {
+  dispatchArithStorage(a.dtype, "binary", [&](auto tag) {
     using T = typename decltype(tag)::type;
     broadcastBinary<T, T, Bool>(a, b, out, op);
   });
@@ -333,6 +351,8 @@ void unary(UnaryOp op, const TensorView &x, const TensorView &y,
   switch (x.dtype) {
   case DType::F32: return unaryFloat<float>(op, x, y, params);
   case DType::F64: return unaryFloat<double>(op, x, y, params);
+  case DType::F16: return unaryFloat<Half>(op, x, y, params);
+  case DType::BF16: return unaryFloat<BFloat16>(op, x, y, params);
   case DType::I64: return unaryInteger<int64_t>(op, x, y);
   case DType::I32: return unaryInteger<int32_t>(op, x, y);
   default: unsupportedDType("unary", x.dtype);
@@ -352,16 +372,16 @@ void binary(BinaryOp op, const TensorView &a, const TensorView &b,
   case BinaryOp::Min: return arithmeticBinary(a, b, out, MinOp{});
   case BinaryOp::Pow:
     requireDType(out, a.dtype, "binary", "output");
-    return dispatchFloat(a.dtype, "binary(Pow)", [&](auto baseTag) {
+    return dispatchFloatStorage(a.dtype, "binary(Pow)", [&](auto baseTag) {
       using T = typename decltype(baseTag)::type;
-      dispatchArith(b.dtype, "binary(Pow) exponent", [&](auto expTag) {
+      dispatchArithStorage(b.dtype, "binary(Pow) exponent", [&](auto expTag) {
         using E = typename decltype(expTag)::type;
         broadcastBinary<T, E, T>(a, b, out, PowOp{});
       });
     });
   case BinaryOp::PRelu:
     requireDType(out, a.dtype, "binary", "output");
-    return dispatchFloat(a.dtype, "binary(PRelu)", [&](auto tag) {
+    return dispatchFloatStorage(a.dtype, "binary(PRelu)", [&](auto tag) {
       using T = typename decltype(tag)::type;
       broadcastBinary<T, T, T>(a, b, out, PReluOp{});
     });

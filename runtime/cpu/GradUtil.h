@@ -2,7 +2,8 @@
 //
 // Scatter-style backward kernels (col2im, pooling, gather) add several
 // contributions into one gradient element; they accumulate in double and
-// round once, so F32 gradients do not depend on the summation order.
+// round once, so F32 (and F16/BF16) gradients do not depend on the
+// summation order.
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,6 +11,8 @@
 #define REMAT_RUNTIME_CPU_GRADUTIL_H
 
 #include "Scratch.h"
+
+#include "common/FloatStorage.h"
 
 #include "remat/runtime/Tensor.h"
 
@@ -20,7 +23,7 @@
 namespace remat::rt::cpu {
 
 /// Calls fn(acc) with `acc` a zeroed double buffer of n elements, then
-/// writes it to dst (rounded to T). For T = double, acc is dst itself;
+/// writes it to dst (rounded once to T). For T = double, acc is dst itself;
 /// otherwise it is the next buffer of `scratch` (accumulatorScratchBytes).
 template <typename T, typename Fn>
 void accumulateInDouble(T *dst, int64_t n, Scratch &scratch, Fn &&fn) {
@@ -32,7 +35,7 @@ void accumulateInDouble(T *dst, int64_t n, Scratch &scratch, Fn &&fn) {
     std::fill(acc, acc + n, 0.0);
     fn(acc);
     for (int64_t i = 0; i < n; ++i)
-      dst[i] = static_cast<T>(acc[i]);
+      dst[i] = common::fromDouble<T>(acc[i]);
   }
 }
 

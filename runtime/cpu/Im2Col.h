@@ -69,12 +69,13 @@ void forEachColEntry(int64_t channels, const Window3 &w, Tap &&tap,
 
 /// Unrolls one group's input [C, in...] into col [C * kernel, out...]:
 /// row (c, kd, kh, kw) holds the input value each output position sees
-/// through that kernel tap (0 in padding).
+/// through that kernel tap (0 in padding). A pure copy, so 16-bit inputs
+/// unroll as they are.
 template <typename T>
 void im2col(const T *x, int64_t channels, const Window3 &w, T *col) {
   forEachColEntry(
       channels, w, [&](int64_t c, int64_t i) { col[c] = x[i]; },
-      [&](int64_t c, int64_t n) { std::fill(col + c, col + c + n, T(0)); });
+      [&](int64_t c, int64_t n) { std::fill(col + c, col + c + n, T{}); });
 }
 
 /// The adjoint of im2col: adds every col entry into the input position it

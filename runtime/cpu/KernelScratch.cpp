@@ -7,27 +7,45 @@
 
 #include "remat/runtime/KernelScratch.h"
 
+#include "HalfGemm.h"
+#include "common/MatMulShape.h"
 #include "common/Window.h"
 
 namespace remat::rt {
 namespace {
 
-/// im2col columns of one (image, group): [C/group * kernel taps, outputs].
-int64_t columnElements(const char *kernel, const TensorView &x,
-                       const TensorView &w, const TensorView &y,
-                       const WindowParams &params, int64_t group,
-                       bool &pointwise) {
+/// The GEMM operands of one (image, group) of a convolution: im2col's
+/// columns [rows = C/group * kernel taps, outputs] and the group's
+/// `filters` = M/group rows of the weight.
+struct ConvGemm {
+  int64_t rows, outputs, filters;
+  bool pointwise; // the input is its own col matrix (no im2col)
+  int64_t columnElements() const { return rows * outputs; }
+};
+
+ConvGemm convGemm(const char *kernel, const TensorView &x, const TensorView &w,
+                  const TensorView &y, const WindowParams &params,
+                  int64_t group) {
   const Dims taps(w.shape.begin() + 2, w.shape.end());
   const common::Window3 win = common::makeWindow(kernel, x, y, params, taps);
-  pointwise = win.pointwise();
   const int64_t channels = group > 0 ? x.shape[1] / group : 0;
-  return channels * win.kernelSize() * win.outSize();
+  const int64_t filters = group > 0 ? w.shape[0] / group : 0;
+  return {channels * win.kernelSize(), win.outSize(), filters,
+          win.pointwise()};
 }
 
+/// `count` elements of dtype's compute type (float for F16/BF16).
 size_t elementPiece(DType dtype, int64_t count) {
   return dtype == DType::F64 ? scratchPiece<double>(count)
                              : scratchPiece<float>(count);
 }
+
+/// `count` elements of dtype itself.
+size_t storagePiece(DType dtype, int64_t count) {
+  return scratchPiece<uint8_t>(count * static_cast<int64_t>(dtypeSize(dtype)));
+}
+
+bool isHalf(DType dtype) { return dtype == DType::F16 || dtype == DType::BF16; }
 
 int64_t trailingElements(const Shape &shape, int64_t axis) {
   int64_t n = 1;
@@ -42,21 +60,36 @@ size_t accumulatorScratchBytes(const TensorView &dx) {
   return dx.dtype == DType::F64 ? 0 : scratchPiece<double>(dx.numel());
 }
 
+size_t matmulScratchBytes(const TensorView &a, const TensorView &b,
+                          const TensorView &out, bool transA, bool transB) {
+  if (a.rank() < 2 || b.rank() < 2 || out.rank() < 2)
+    return 0; // the kernel refuses these before it takes scratch
+  const common::MatMulDims d = common::matmulDims(a, b, out, transA, transB);
+  // As the kernel runs it: one tall GEMM, or one GEMM per output matrix.
+  const int64_t rows =
+      common::isOneTallGemm(a, b, out, transA)
+          ? numElements(common::batchDims(out.shape)) * d.M
+          : d.M;
+  return cpu::gemmScratchBytes(a.dtype, rows, d.N, d.K);
+}
+
 size_t convScratchBytes(const TensorView &x, const TensorView &w,
                         const TensorView &y, const WindowParams &params,
                         int64_t group) {
-  bool pointwise = false;
-  const int64_t col = columnElements("conv", x, w, y, params, group, pointwise);
-  return pointwise ? 0 : elementPiece(x.dtype, col);
+  // The columns in x's dtype, then y_g [filters, outputs] = w_g col.
+  const ConvGemm c = convGemm("conv", x, w, y, params, group);
+  return (c.pointwise ? 0 : storagePiece(x.dtype, c.columnElements())) +
+         cpu::gemmScratchBytes(x.dtype, c.filters, c.outputs, c.rows);
 }
 
 size_t convBackwardDataScratchBytes(const TensorView &dy, const TensorView &w,
                                     const TensorView &dx,
                                     const WindowParams &params, int64_t group) {
-  bool pointwise = false;
-  const int64_t col =
-      columnElements("convBackwardData", dx, w, dy, params, group, pointwise);
-  return elementPiece(dx.dtype, col) + accumulatorScratchBytes(dx);
+  // The columns in the compute type (col = w_g^T dy_g), dx's accumulator.
+  const ConvGemm c = convGemm("convBackwardData", dx, w, dy, params, group);
+  return elementPiece(dx.dtype, c.columnElements()) +
+         cpu::gemmScratchBytes(dx.dtype, c.rows, c.outputs, c.filters) +
+         accumulatorScratchBytes(dx);
 }
 
 size_t convBackwardFilterScratchBytes(const TensorView &x,
@@ -64,10 +97,12 @@ size_t convBackwardFilterScratchBytes(const TensorView &x,
                                       const TensorView &dw,
                                       const WindowParams &params,
                                       int64_t group) {
-  bool pointwise = false;
-  const int64_t col = columnElements("convBackwardFilter", x, dw, dy, params,
-                                     group, pointwise);
-  return pointwise ? 0 : elementPiece(x.dtype, col);
+  // The columns in x's dtype, a 16-bit dw_g's fp32 accumulator, then
+  // dw_g [filters, rows] = dy_g col^T.
+  const ConvGemm c = convGemm("convBackwardFilter", x, dw, dy, params, group);
+  return (c.pointwise ? 0 : storagePiece(x.dtype, c.columnElements())) +
+         (isHalf(x.dtype) ? scratchPiece<float>(c.filters * c.rows) : 0) +
+         cpu::gemmScratchBytes(x.dtype, c.filters, c.rows, c.outputs);
 }
 
 size_t poolBackwardScratchBytes(const TensorView &dx) {

@@ -28,18 +28,19 @@ void nllImpl(const char *kernel, const T *logProb, const I *labels,
           fail(kernel, "label " + std::to_string(label) +
                            " out of range for " + std::to_string(C) +
                            " classes");
-        w = weights ? static_cast<double>(weights[label]) : 1.0;
-        l = -static_cast<double>(logProb[(n * C + label) * D + d]) * w;
+        w = weights ? static_cast<double>(toCompute(weights[label])) : 1.0;
+        l = -static_cast<double>(toCompute(logProb[(n * C + label) * D + d])) *
+            w;
       }
       if (reduction == LossReduction::None)
-        loss[n * D + d] = static_cast<T>(l);
+        loss[n * D + d] = fromDouble<T>(l);
       total += l;
       weightSum += w;
     }
   if (reduction == LossReduction::Sum)
-    loss[0] = static_cast<T>(total);
+    loss[0] = fromDouble<T>(total);
   else if (reduction == LossReduction::Mean)
-    loss[0] = static_cast<T>(total / weightSum);
+    loss[0] = fromDouble<T>(total / weightSum);
 }
 
 /// Checks the operands and runs nllImpl on log-probabilities `logProb`.
@@ -50,7 +51,7 @@ void nllCommon(const char *kernel, const TensorView &logProb,
   const LossShape s =
       checkNll(kernel, logProb, target, weights, loss, reduction);
   const int64_t N = s.N, C = s.C, D = s.D;
-  dispatchFloat(logProb.dtype, kernel, [&](auto tag) {
+  dispatchFloatStorage(logProb.dtype, kernel, [&](auto tag) {
     using T = typename decltype(tag)::type;
     dispatchIndex(target.dtype, kernel, [&](auto indexTag) {
       using I = typename decltype(indexTag)::type;

@@ -46,19 +46,21 @@ void computeTargets(const char *kernel, const T *dloss, const I *labels,
       fail(kernel, "label " + std::to_string(label) + " out of range for " +
                        std::to_string(t.C) + " classes");
     t.label[i] = label;
-    t.coefficient[i] = weights ? static_cast<double>(weights[label]) : 1.0;
+    t.coefficient[i] =
+        weights ? static_cast<double>(toCompute(weights[label])) : 1.0;
     weightSum += t.coefficient[i];
   }
   // Mean divides by the same denominator as the forward (every target
   // ignored: all coefficients stay 0 and the division is never used).
-  const double scalar = reduction == LossReduction::None ? 0.0
-                        : reduction == LossReduction::Sum
-                            ? static_cast<double>(dloss[0])
-                            : static_cast<double>(dloss[0]) / weightSum;
+  const double scalar =
+      reduction == LossReduction::None ? 0.0
+      : reduction == LossReduction::Sum
+          ? static_cast<double>(toCompute(dloss[0]))
+          : static_cast<double>(toCompute(dloss[0])) / weightSum;
   for (int64_t i = 0; i < count; ++i)
     if (t.label[i] >= 0)
       t.coefficient[i] *= reduction == LossReduction::None
-                              ? static_cast<double>(dloss[i])
+                              ? static_cast<double>(toCompute(dloss[i]))
                               : scalar;
 }
 
@@ -79,7 +81,7 @@ void lossBackwardCommon(const char *kernel, const TensorView &dloss,
   Scratch scratch(kernel, lossBackwardScratchBytes(labels));
   t.label = scratch.take<int64_t>(t.N * t.D);
   t.coefficient = scratch.take<double>(t.N * t.D);
-  dispatchFloat(input.dtype, kernel, [&](auto tag) {
+  dispatchFloatStorage(input.dtype, kernel, [&](auto tag) {
     using T = typename decltype(tag)::type;
     dispatchIndex(labels.dtype, kernel, [&](auto indexTag) {
       using I = typename decltype(indexTag)::type;
@@ -114,11 +116,12 @@ void softmaxCrossEntropyLossBackward(const TensorView &dloss,
             for (int64_t c = 0; c < t.C; ++c) {
               const int64_t at = (n * t.C + c) * t.D + d;
               if (label < 0) {
-                ds[at] = T(0);
+                ds[at] = T{};
                 continue;
               }
-              const double p = std::exp(static_cast<double>(lp[at]));
-              ds[at] = static_cast<T>((p - (c == label ? 1.0 : 0.0)) * coef);
+              const double p =
+                  std::exp(static_cast<double>(toCompute(lp[at])));
+              ds[at] = fromDouble<T>((p - (c == label ? 1.0 : 0.0)) * coef);
             }
           }
       });
@@ -140,7 +143,7 @@ void nllLossBackward(const TensorView &dloss, const TensorView &target,
                            const int64_t i = n * t.D + d;
                            if (t.label[i] >= 0)
                              di[(n * t.C + t.label[i]) * t.D + d] =
-                                 static_cast<T>(-t.coefficient[i]);
+                                 fromDouble<T>(-t.coefficient[i]);
                          }
                      });
 }

@@ -1,9 +1,15 @@
 //===- MatMul.cpp - Batched matrix multiplication on BLAS -----------------===//
+//
+// F32 and F64 call BLAS on the operands; F16 and BF16 go through fp32
+// panels in the workspace (HalfGemm.h), sized by matmulScratchBytes.
+//
+//===----------------------------------------------------------------------===//
 
 #include "remat/runtime/Kernels.h"
 
 #include "DTypeDispatch.h"
-#include "Gemm.h"
+#include "HalfGemm.h"
+#include "Scratch.h"
 #include "common/MatMulShape.h"
 #include "common/StridedLoop.h"
 
@@ -14,8 +20,8 @@ namespace {
 
 template <typename T>
 void matmulImpl(const TensorView &a, const TensorView &b,
-                const TensorView &out, bool transA, bool transB) {
-  const MatMulDims dims = matmulDims(a, b, out, transA, transB);
+                const TensorView &out, bool transA, bool transB,
+                const MatMulDims &dims, Scratch &scratch) {
   const int64_t M = dims.M, K = dims.K, N = dims.N;
 
   const Shape outBatch = batchDims(out.shape);
@@ -25,13 +31,15 @@ void matmulImpl(const TensorView &a, const TensorView &b,
 
   // A shared (unbatched) b with a non-transposed a of the full batch shape
   // (the linear-layer case [B, S, K] x [K, N]) is one tall GEMM.
-  if (!transA && numElements(batchDims(b.shape)) == 1 &&
-      batchDims(a.shape) == outBatch) {
-    gemm(false, transB, numElements(outBatch) * M, N, K, pa, pb, po);
+  if (isOneTallGemm(a, b, out, transA)) {
+    const int64_t rows = numElements(outBatch) * M;
+    GemmFor<T> gemm(scratch, rows, N, K);
+    gemm(false, transB, rows, N, K, pa, pb, po);
     return;
   }
 
   // Otherwise one GEMM per output matrix; strides count whole matrices.
+  GemmFor<T> gemm(scratch, M, N, K);
   std::array<Strides, 3> strides = {
       broadcastStrides(batchDims(a.shape), outBatch, "matmul"),
       broadcastStrides(batchDims(b.shape), outBatch, "matmul"),
@@ -52,9 +60,13 @@ void matmulImpl(const TensorView &a, const TensorView &b,
 
 void matmul(const TensorView &a, const TensorView &b, const TensorView &out,
             bool transA, bool transB) {
-  checkMatMul("matmul", a, b, out);
-  dispatchFloat(a.dtype, "matmul", [&](auto tag) {
-    matmulImpl<typename decltype(tag)::type>(a, b, out, transA, transB);
+  const char *kernel = "matmul";
+  checkMatMul(kernel, a, b, out);
+  const MatMulDims dims = matmulDims(a, b, out, transA, transB);
+  Scratch scratch(kernel, matmulScratchBytes(a, b, out, transA, transB));
+  dispatchFloatStorage(a.dtype, kernel, [&](auto tag) {
+    matmulImpl<typename decltype(tag)::type>(a, b, out, transA, transB, dims,
+                                             scratch);
   });
 }
 

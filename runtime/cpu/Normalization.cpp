@@ -1,7 +1,10 @@
 //===- Normalization.cpp - Softmax, LayerNorm, BatchNorm ------------------===//
 //
 // Statistics (softmax sums, means, variances) accumulate in double: cheap at
-// these sizes, and it keeps F32 results close to a float64 reference.
+// these sizes, and it keeps F32 results close to a float64 reference. The
+// elementwise parts compute in the storage type's compute type (float for
+// F16/BF16, FloatStorage.h). BatchNorm's data may be 16-bit while its
+// per-channel parameters and statistics are F32 or F64.
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,35 +26,46 @@ namespace {
 /// Softmax of one row of n elements `stride` apart (log-softmax if `log`).
 template <typename T>
 void softmaxRow(const T *x, T *y, int64_t n, int64_t stride, bool log) {
-  T maxValue = -std::numeric_limits<T>::infinity();
+  using C = ComputeType<T>;
+  C maxValue = -std::numeric_limits<C>::infinity();
   for (int64_t i = 0; i < n; ++i)
-    maxValue = std::max(maxValue, x[i * stride]);
+    maxValue = std::max(maxValue, toCompute(x[i * stride]));
   if (std::isinf(maxValue)) // all -inf (or +inf present): avoid inf - inf
-    maxValue = maxValue > 0 ? maxValue : T(0);
+    maxValue = maxValue > 0 ? maxValue : C(0);
+  // y holds the exponentials between the passes when it has their
+  // precision; a 16-bit y would round them twice, so they are recomputed.
+  constexpr bool keepExp = !kIsHalfStorage<T>;
   double sum = 0;
   for (int64_t i = 0; i < n; ++i) {
-    T e = std::exp(x[i * stride] - maxValue);
-    if (!log)
-      y[i * stride] = e;
+    C e = std::exp(toCompute(x[i * stride]) - maxValue);
+    if constexpr (keepExp)
+      if (!log)
+        y[i * stride] = e;
     sum += e;
   }
   if (log) {
     // (x - max) first: adding max to log(sum) would round away the low bits
     // of large inputs.
-    const T logSum = static_cast<T>(std::log(sum));
+    const C logSum = static_cast<C>(std::log(sum));
     for (int64_t i = 0; i < n; ++i)
-      y[i * stride] = (x[i * stride] - maxValue) - logSum;
+      y[i * stride] =
+          fromCompute<T>((toCompute(x[i * stride]) - maxValue) - logSum);
   } else {
-    const T scale = static_cast<T>(1.0 / sum);
-    for (int64_t i = 0; i < n; ++i)
-      y[i * stride] *= scale;
+    const C scale = static_cast<C>(1.0 / sum);
+    for (int64_t i = 0; i < n; ++i) {
+      if constexpr (keepExp)
+        y[i * stride] *= scale;
+      else
+        y[i * stride] = fromCompute<T>(
+            std::exp(toCompute(x[i * stride]) - maxValue) * scale);
+    }
   }
 }
 
 void softmaxCommon(const char *kernel, const TensorView &x, const TensorView &y,
                    int64_t axis, bool log) {
   const AxisExtents s = checkSoftmax(kernel, x, y, axis);
-  dispatchFloat(x.dtype, kernel, [&](auto tag) {
+  dispatchFloatStorage(x.dtype, kernel, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T *px = x.as<const T>();
     T *py = y.as<T>();
@@ -91,6 +105,7 @@ void layerNormImpl(const TensorView &x, const TensorView &scale,
   const Shape normShape(x.shape.begin() + axis, x.shape.end());
   const int64_t n = numElements(normShape);
   const int64_t rows = n == 0 ? 0 : x.numel() / n;
+  using C = ComputeType<T>;
   const T *g = broadcastParam<T>(scale, normShape, scratch);
   const T *b = bias.empty() ? nullptr
                             : broadcastParam<T>(bias, normShape, scratch);
@@ -102,21 +117,24 @@ void layerNormImpl(const TensorView &x, const TensorView &scale,
     // Two-pass mean / variance: no cancellation for large means.
     double sum = 0;
     for (int64_t i = 0; i < n; ++i)
-      sum += xr[i];
+      sum += toCompute(xr[i]);
     const double mu = sum / static_cast<double>(n);
     double sq = 0;
     for (int64_t i = 0; i < n; ++i) {
-      double d = xr[i] - mu;
+      double d = toCompute(xr[i]) - mu;
       sq += d * d;
     }
     const double inv = 1.0 / std::sqrt(sq / static_cast<double>(n) + epsilon);
-    const T muT = static_cast<T>(mu), invT = static_cast<T>(inv);
+    const C muC = static_cast<C>(mu), invC = static_cast<C>(inv);
     if (b)
       for (int64_t i = 0; i < n; ++i)
-        yr[i] = (xr[i] - muT) * invT * g[i] + b[i];
+        yr[i] = fromCompute<T>((toCompute(xr[i]) - muC) * invC *
+                                   toCompute(g[i]) +
+                               toCompute(b[i]));
     else
       for (int64_t i = 0; i < n; ++i)
-        yr[i] = (xr[i] - muT) * invT * g[i];
+        yr[i] = fromCompute<T>((toCompute(xr[i]) - muC) * invC *
+                               toCompute(g[i]));
     if (!mean.empty())
       storeFromDouble(mean, r, mu, "layerNorm");
     if (!invStdDev.empty())
@@ -134,20 +152,23 @@ double *loadParam(const TensorView &p, int64_t channels, const char *kernel,
   return values;
 }
 
-/// y = x * a[c] + b[c] over an [N, C, spatial] tensor.
+/// y = x * a[c] + b[c] over an [N, C, spatial] tensor, in x's compute
+/// type.
 template <typename T>
 void applyChannelAffine(const TensorView &x, const TensorView &y,
                         const double *a, const double *b) {
+  using Compute = ComputeType<T>;
   const int64_t N = x.shape[0], C = x.shape[1];
   const int64_t spatial = C == 0 || N == 0 ? 0 : x.numel() / (N * C);
   const T *px = x.as<const T>();
   T *py = y.as<T>();
   for (int64_t n = 0; n < N; ++n)
     for (int64_t c = 0; c < C; ++c) {
-      const T ac = static_cast<T>(a[c]), bc = static_cast<T>(b[c]);
+      const Compute ac = static_cast<Compute>(a[c]);
+      const Compute bc = static_cast<Compute>(b[c]);
       const int64_t base = (n * C + c) * spatial;
       for (int64_t i = 0; i < spatial; ++i)
-        py[base + i] = px[base + i] * ac + bc;
+        py[base + i] = fromCompute<T>(toCompute(px[base + i]) * ac + bc);
     }
 }
 
@@ -168,7 +189,7 @@ void layerNorm(const TensorView &x, const TensorView &scale,
   const char *kernel = "layerNorm";
   checkLayerNorm(kernel, x, scale, bias, y, mean, invStdDev, axis);
   Scratch scratch(kernel, layerNormScratchBytes(x, scale, bias, axis));
-  dispatchFloat(x.dtype, kernel, [&](auto tag) {
+  dispatchFloatStorage(x.dtype, kernel, [&](auto tag) {
     layerNormImpl<typename decltype(tag)::type>(x, scale, bias, y, mean,
                                                 invStdDev, axis, epsilon,
                                                 scratch);
@@ -191,7 +212,7 @@ void batchNormInference(const TensorView &x, const TensorView &scale,
     g[c] /= std::sqrt(v[c] + epsilon);
     b[c] -= mu[c] * g[c];
   }
-  dispatchFloat(x.dtype, kernel, [&](auto tag) {
+  dispatchFloatStorage(x.dtype, kernel, [&](auto tag) {
     applyChannelAffine<typename decltype(tag)::type>(x, y, g, b);
   });
 }
@@ -212,7 +233,7 @@ void batchNormTraining(const TensorView &x, const TensorView &scale,
   // Batch statistics per channel, two-pass in double.
   Scratch scratch(kernel, batchNormTrainingScratchBytes(x));
   double *mu = scratch.take<double>(C), *var = scratch.take<double>(C);
-  dispatchFloat(x.dtype, kernel, [&](auto tag) {
+  dispatchFloatStorage(x.dtype, kernel, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T *px = x.as<const T>();
     for (int64_t c = 0; c < C; ++c) {
@@ -220,14 +241,14 @@ void batchNormTraining(const TensorView &x, const TensorView &scale,
       for (int64_t n = 0; n < N; ++n) {
         const T *p = px + (n * C + c) * spatial;
         for (int64_t i = 0; i < spatial; ++i)
-          sum += p[i];
+          sum += toCompute(p[i]);
       }
       mu[c] = sum / count;
       double sq = 0;
       for (int64_t n = 0; n < N; ++n) {
         const T *p = px + (n * C + c) * spatial;
         for (int64_t i = 0; i < spatial; ++i) {
-          double d = p[i] - mu[c];
+          double d = toCompute(p[i]) - mu[c];
           sq += d * d;
         }
       }
@@ -250,7 +271,7 @@ void batchNormTraining(const TensorView &x, const TensorView &scale,
     if (!savedInvStd.empty())
       storeFromDouble(savedInvStd, c, invStd, kernel);
   }
-  dispatchFloat(x.dtype, kernel, [&](auto tag) {
+  dispatchFloatStorage(x.dtype, kernel, [&](auto tag) {
     applyChannelAffine<typename decltype(tag)::type>(x, y, a, shift);
   });
 

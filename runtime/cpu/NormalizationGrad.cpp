@@ -5,7 +5,7 @@
 // share a mean,
 //   dx = invStd * (g - mean(g) - xhat * mean(g * xhat)),
 // and dscale / dbias sum dy * xhat / dy over everything else. All sums are in
-// double.
+// double; 16-bit data is widened on load and dx rounded once on store.
 //
 //===----------------------------------------------------------------------===//
 
@@ -48,8 +48,8 @@ void layerNormBackwardImpl(const TensorView &x, const T *g,
     const double inv = loadAsDouble(invStdDev, r, kernel);
     double sumG = 0, sumGX = 0;
     for (int64_t i = 0; i < n; ++i) {
-      const double xhat = (xr[i] - mu) * inv, d = dyr[i];
-      const double gi = d * g[i];
+      const double xhat = (toCompute(xr[i]) - mu) * inv, d = toCompute(dyr[i]);
+      const double gi = d * toCompute(g[i]);
       sumG += gi;
       sumGX += gi * xhat;
       dscale[i] += d * xhat;
@@ -60,9 +60,10 @@ void layerNormBackwardImpl(const TensorView &x, const T *g,
     const double meanG = sumG * invN, meanGX = sumGX * invN;
     T *dxr = pdx + r * n;
     for (int64_t i = 0; i < n; ++i) {
-      const double xhat = (xr[i] - mu) * inv;
-      dxr[i] = static_cast<T>(inv * (dyr[i] * static_cast<double>(g[i]) -
-                                     meanG - xhat * meanGX));
+      const double xhat = (toCompute(xr[i]) - mu) * inv;
+      dxr[i] = fromDouble<T>(
+          inv * (toCompute(dyr[i]) * static_cast<double>(toCompute(g[i])) -
+                 meanG - xhat * meanGX));
     }
   }
 }
@@ -80,7 +81,8 @@ void layerNormBackward(const TensorView &x, const TensorView &scale,
   const Shape &normShape = r.normShape;
   const int64_t n = r.n, rows = r.rows;
   Scratch scratch(kernel, layerNormBackwardScratchBytes(x, scale, axis));
-  // A broadcast scale is materialised at the normalised shape by expand.
+  // A broadcast scale is materialised at the normalised shape by expand
+  // (in a buffer of the compute type's size, which holds any float dtype).
   TensorView g = scale;
   if (scale.numel() != n) {
     g = TensorView(x.dtype, normShape,
@@ -93,7 +95,7 @@ void layerNormBackward(const TensorView &x, const TensorView &scale,
   double *dbiasAcc = scratch.take<double>(n);
   std::fill(dscaleAcc, dscaleAcc + n, 0.0);
   std::fill(dbiasAcc, dbiasAcc + n, 0.0);
-  dispatchFloat(x.dtype, kernel, [&](auto tag) {
+  dispatchFloatStorage(x.dtype, kernel, [&](auto tag) {
     using T = typename decltype(tag)::type;
     layerNormBackwardImpl<T>(x, g.as<const T>(), mean, invStdDev, dy, dx,
                              dscaleAcc, dbiasAcc, rows, n);
@@ -119,7 +121,7 @@ void batchNormTrainingBackward(const TensorView &x, const TensorView &scale,
   double *sumDyXhat = scratch.take<double>(C);
   std::fill(sumDy, sumDy + C, 0.0);
   std::fill(sumDyXhat, sumDyXhat + C, 0.0);
-  dispatchFloat(x.dtype, kernel, [&](auto tag) {
+  dispatchFloatStorage(x.dtype, kernel, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T *px = x.as<const T>(), *pdy = dy.as<const T>();
     for (int64_t c = 0; c < C; ++c) {
@@ -129,9 +131,9 @@ void batchNormTrainingBackward(const TensorView &x, const TensorView &scale,
       for (int64_t b = 0; b < N; ++b) {
         const int64_t base = (b * C + c) * spatial;
         for (int64_t i = 0; i < spatial; ++i) {
-          const double d = pdy[base + i];
+          const double d = toCompute(pdy[base + i]);
           s += d;
-          sx += d * (px[base + i] - mu) * inv;
+          sx += d * (toCompute(px[base + i]) - mu) * inv;
         }
       }
       sumDy[c] = s;
@@ -148,9 +150,9 @@ void batchNormTrainingBackward(const TensorView &x, const TensorView &scale,
       for (int64_t b = 0; b < N; ++b) {
         const int64_t base = (b * C + c) * spatial;
         for (int64_t i = 0; i < spatial; ++i) {
-          const double xhat = (px[base + i] - mu) * inv;
-          pdx[base + i] =
-              static_cast<T>(a * (pdy[base + i] - meanDy - xhat * meanDyX));
+          const double xhat = (toCompute(px[base + i]) - mu) * inv;
+          pdx[base + i] = fromDouble<T>(
+              a * (toCompute(pdy[base + i]) - meanDy - xhat * meanDyX));
         }
       }
     }

@@ -2,9 +2,10 @@
 //
 // Walks x once in memory order; the output is read as x's shape broadcast
 // from out's (stride 0 along reduced dims), so each element lands in its
-// accumulator without index arithmetic. Sums accumulate in double (floats)
-// or int64 (integers). CumSum instead sums each line in x's type, in order,
-// as numpy.cumsum and the CUDA kernel do.
+// accumulator without index arithmetic. Sums accumulate in double (floats,
+// 16-bit ones included) or int64 (integers). CumSum instead sums each line
+// in order in x's compute type (x's own type, float for F16/BF16), as
+// numpy.cumsum and the CUDA kernel do.
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,10 +34,18 @@ template <typename A> bool isNan(A v) {
     return false;
 }
 
+/// An accumulator stored as T: rounded once for floats.
+template <typename T, typename Acc> T fromAccumulator(Acc v) {
+  if constexpr (kIsFloatStorage<T>)
+    return fromDouble<T>(v);
+  else
+    return static_cast<T>(v);
+}
+
 template <typename T>
 void reduceImpl(ReduceOp op, const TensorView &x, const TensorView &out,
                 Scratch &scratch) {
-  using Acc = std::conditional_t<std::is_floating_point_v<T>, double, int64_t>;
+  using Acc = std::conditional_t<kIsFloatStorage<T>, double, int64_t>;
   const bool isMax = op == ReduceOp::Max;
   const Acc init = !isMax ? Acc(0)
                    : std::numeric_limits<Acc>::has_infinity
@@ -57,18 +66,18 @@ void reduceImpl(ReduceOp op, const TensorView &x, const TensorView &out,
                   Acc *a = acc + off[1];
                   if (isMax) {
                     for (int64_t i = 0; i < n; ++i) {
-                      Acc v = in[i], &dst = a[i * st[1]];
+                      Acc v = toCompute(in[i]), &dst = a[i * st[1]];
                       if (v > dst || isNan(v)) // NaN wins and stays
                         dst = v;
                     }
                   } else if (st[1] == 0) { // reducing along the run
                     Acc sum = 0;
                     for (int64_t i = 0; i < n; ++i)
-                      sum += in[i];
+                      sum += toCompute(in[i]);
                     *a += sum;
                   } else {
                     for (int64_t i = 0; i < n; ++i)
-                      a[i] += in[i];
+                      a[i] += toCompute(in[i]);
                   }
                 });
 
@@ -77,14 +86,14 @@ void reduceImpl(ReduceOp op, const TensorView &x, const TensorView &out,
   if (op == ReduceOp::Mean) {
     const int64_t count = outN == 0 ? 0 : x.numel() / outN;
     for (int64_t i = 0; i < outN; ++i) {
-      if constexpr (std::is_floating_point_v<T>)
-        po[i] = static_cast<T>(acc[i] / static_cast<double>(count));
+      if constexpr (kIsFloatStorage<T>)
+        po[i] = fromDouble<T>(acc[i] / static_cast<double>(count));
       else
         po[i] = count == 0 ? T(0) : static_cast<T>(acc[i] / count);
     }
   } else {
     for (int64_t i = 0; i < outN; ++i)
-      po[i] = static_cast<T>(acc[i]);
+      po[i] = fromAccumulator<T>(acc[i]);
   }
 }
 
@@ -97,7 +106,7 @@ void reduce(ReduceOp op, const TensorView &x, const TensorView &out,
   if (axes.empty())
     return copy(x, out);
   Scratch scratch(kernel, reduceScratchBytes(x, out, axes));
-  dispatchArith(x.dtype, kernel, [&](auto tag) {
+  dispatchArithStorage(x.dtype, kernel, [&](auto tag) {
     reduceImpl<typename decltype(tag)::type>(op, x, out, scratch);
   });
 }
@@ -106,26 +115,29 @@ void cumSum(const TensorView &x, const TensorView &y, int64_t axis,
             bool exclusive, bool reverse) {
   const char *kernel = "cumSum";
   const AxisExtents e = checkCumSum(kernel, x, y, axis);
-  dispatchArith(x.dtype, kernel, [&](auto tag) {
+  dispatchArithStorage(x.dtype, kernel, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    // Walk the axis in summation order, a whole [inner] row at a time, with
-    // the previous output row as each line's running sum.
-    for (int64_t o = 0; o < e.outer; ++o) {
-      const T *px = x.as<const T>() + o * e.size * e.inner;
-      T *py = y.as<T>() + o * e.size * e.inner;
-      for (int64_t s = 0; s < e.size; ++s) {
-        const int64_t a = reverse ? e.size - 1 - s : s;
-        const int64_t prev = reverse ? a + 1 : a - 1;
-        T *row = py + a * e.inner;
-        for (int64_t i = 0; i < e.inner; ++i) {
-          if (s == 0)
-            row[i] = exclusive ? T(0) : px[a * e.inner + i];
-          else
-            row[i] = py[prev * e.inner + i] +
-                     px[(exclusive ? prev : a) * e.inner + i];
+    using C = ComputeType<T>;
+    // Each line along the axis, walked in summation order with its running
+    // sum in C (so a 16-bit sum is not rounded at every step).
+    for (int64_t o = 0; o < e.outer; ++o)
+      for (int64_t i = 0; i < e.inner; ++i) {
+        const int64_t base = o * e.size * e.inner + i;
+        const T *px = x.as<const T>() + base;
+        T *py = y.as<T>() + base;
+        C sum = C(0);
+        for (int64_t s = 0; s < e.size; ++s) {
+          const int64_t at = (reverse ? e.size - 1 - s : s) * e.inner;
+          const C v = toCompute(px[at]);
+          if (exclusive) { // sum starts at 0
+            py[at] = fromCompute<T>(sum);
+            sum = C(sum + v);
+          } else { // sum starts at the first element
+            sum = s == 0 ? v : C(sum + v);
+            py[at] = fromCompute<T>(sum);
+          }
         }
       }
-    }
   });
 }
 

@@ -93,21 +93,6 @@ std::string describeView(const rt::TensorView &view) {
 
 std::string describeLocation(Location loc) { return formatLocation(loc); }
 
-static bool isHalfType(Type type) {
-  auto shaped = dyn_cast<ShapedType>(type);
-  Type element = shaped ? shaped.getElementType() : type;
-  return element.isF16() || element.isBF16();
-}
-
-/// Ops whose kernels handle every dtype (data movement, cast) never need
-/// promotion; any other op touching f16/bf16 values is computed in f32.
-bool needsPromotion(Operation *op) {
-  if (op->hasTrait<AnyDTypeKernel>())
-    return false;
-  return llvm::any_of(op->getOperandTypes(), isHalfType) ||
-         llvm::any_of(op->getResultTypes(), isHalfType);
-}
-
 std::string describeOp(Operation *op) {
   return op->getName().getStringRef().str() + " at " +
          formatLocation(op->getLoc());
@@ -124,9 +109,6 @@ struct Interpreter::Plan {
     /// Values to free once the op has run: operands whose last use this is,
     /// and results nobody uses.
     SmallVector<Value, 4> release;
-    /// Computes in f32: the op does math on f16/bf16, which the kernels
-    /// only store (see PromotingContext).
-    bool promote = false;
   };
   std::vector<Step> steps;
   func::ReturnOp returnOp;
@@ -278,7 +260,7 @@ Interpreter::Interpreter(func::FuncOp func) : func_(func), plan_(new Plan) {
     } catch (const rt::RuntimeError &e) {
       throw InterpreterError(describeOp(&op) + ": " + e.what());
     }
-    plan_->steps.push_back({&op, executor, {}, needsPromotion(&op)});
+    plan_->steps.push_back({&op, executor, {}});
   }
   if (!unsupported.empty()) {
     std::string message = unsupported.size() == 1
@@ -342,15 +324,8 @@ public:
 
   void execute(const Plan::Step &step) {
     try {
-      if (step.promote) {
-        PromotingContext promoting(*this);
-        InterpreterCall call(promoting);
-        (void)(*step.executor)(step.op, call);
-        promoting.finish();
-      } else {
-        InterpreterCall call(*this);
-        (void)(*step.executor)(step.op, call);
-      }
+      InterpreterCall call(*this);
+      (void)(*step.executor)(step.op, call);
       for (Value result : step.op->getResults())
         if (!result.use_empty() && !slots_.count(result))
           throw InterpreterError("internal error: the executor produced no "
@@ -519,61 +494,6 @@ private:
             ")");
     }
   }
-
-  /// Runs an op on f16/bf16 values through the f32 kernels: half operands
-  /// are widened into f32 temporaries, half results are computed into f32
-  /// temporaries and rounded into their real buffers by finish().
-  class PromotingContext final : public ExecContext {
-  public:
-    explicit PromotingContext(Run &run) : run_(run) {}
-
-    rt::TensorView operand(Value value) override {
-      rt::TensorView view = run_.operand(value);
-      if (view.empty() || !isHalf(view.dtype))
-        return view;
-      rt::TensorView wide = temporary(view.shape);
-      rt::cast(view, wide);
-      return wide;
-    }
-    rt::TensorView result(Value value) override {
-      return widen(run_.result(value));
-    }
-    rt::TensorView optionalResult(Value value) override {
-      return widen(run_.optionalResult(value));
-    }
-    void aliasResult(Value result, Value source) override {
-      run_.aliasResult(result, source);
-    }
-    void constantResult(Value result, ElementsAttr value) override {
-      run_.constantResult(result, value);
-    }
-    uint64_t step() const override { return run_.step(); }
-
-    void finish() {
-      for (auto &[wide, real] : narrowed_)
-        rt::cast(wide, real);
-    }
-
-  private:
-    static bool isHalf(rt::DType dtype) {
-      return dtype == rt::DType::F16 || dtype == rt::DType::BF16;
-    }
-    rt::TensorView temporary(const rt::Shape &shape) {
-      temporaries_.push_back(run_.allocate(rt::DType::F32, shape));
-      return temporaries_.back()->view();
-    }
-    rt::TensorView widen(rt::TensorView real) {
-      if (real.empty() || !isHalf(real.dtype))
-        return real;
-      rt::TensorView wide = temporary(real.shape);
-      narrowed_.emplace_back(wide, real);
-      return wide;
-    }
-
-    Run &run_;
-    std::vector<std::shared_ptr<rt::Tensor>> temporaries_;
-    std::vector<std::pair<rt::TensorView, rt::TensorView>> narrowed_;
-  };
 
   Slot &lookup(Value value) {
     auto it = slots_.find(value);

@@ -58,7 +58,6 @@ EXCLUDED = {
     r"^reduce_max_bool_inputs$": "bool reductions (ReduceMax-20): not a training-graph value",
     r"^split_to_sequence": "SplitToSequence is a different op: sequence types are not tensors",
     r"^(max|min)_(u?int8|u?int16|uint32|uint64)$": "8/16-bit and unsigned integer arithmetic: not a training-graph dtype",
-    r"^(max|min)_float16$": "float16 arithmetic runs only after mixed-precision casts (the CPU kernels compute in f32/f64)",
     r"^maxpool_2d_uint8$": "uint8 pooling: not a training-graph dtype",
     r"^cast(like)?_.*STRING": "strings are not tensors of numbers",
     r"^pow_types_.*uint": "unsigned exponents: not a training-graph dtype",

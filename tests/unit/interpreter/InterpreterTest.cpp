@@ -1,5 +1,7 @@
 //===- InterpreterTest.cpp - Tests of the remat IR interpreter ------------===//
 
+#include "AllocationCounter.h"
+
 #include "remat/Dialect/RematOps.h"
 #include "remat/Interpreter/Interpreter.h"
 #include "remat/Interpreter/TensorConversion.h"
@@ -11,9 +13,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <regex>
 
 using namespace mlir;
 using namespace remat;
@@ -450,8 +454,8 @@ TEST_F(InterpreterTest, Constants) {
 }
 
 TEST_F(InterpreterTest, HalfPrecisionMathRunsInF32) {
-  // The CPU kernels only store f16/bf16; the interpreter widens to f32,
-  // computes, and rounds each result once.
+  // The CPU kernels take f16/bf16 operands, compute in f32 and round each
+  // result once.
   func::FuncOp func = parse(R"mlir(
     func.func @f(%a: tensor<2x2xf16>, %b: tensor<2x2xf16>) -> (tensor<2x2xf16>, tensor<2x2xbf16>, tensor<2x2xi1>) {
       %0 = remat.matmul %a, %b : (tensor<2x2xf16>, tensor<2x2xf16>) -> tensor<2x2xf16>
@@ -482,6 +486,117 @@ TEST_F(InterpreterTest, HalfPrecisionMathRunsInF32) {
         << i;
     EXPECT_EQ(out[2].as<uint8_t>()[i], a[i] < b[i] ? 1 : 0) << i;
   }
+}
+
+/// matmul -> add -> gelu -> reduce_sum, on `dtype` ("bf16", "f32").
+std::string linearGeluSum(const std::string &dtype) {
+  return std::regex_replace(R"mlir(
+    func.func @f(%x: tensor<8x64xDT>, %w: tensor<64x32xDT>, %b: tensor<32xDT>) -> tensor<32xDT> {
+      %0 = remat.matmul %x, %w : (tensor<8x64xDT>, tensor<64x32xDT>) -> tensor<8x32xDT>
+      %1 = remat.add %0, %b : (tensor<8x32xDT>, tensor<32xDT>) -> tensor<8x32xDT>
+      %2 = remat.gelu %1 : (tensor<8x32xDT>) -> tensor<8x32xDT>
+      %3 = remat.reduce_sum %2 {axes = array<i64: 0>, keepdims = false} : (tensor<8x32xDT>) -> tensor<32xDT>
+      return %3 : tensor<32xDT>
+    })mlir",
+                            std::regex("DT"), dtype);
+}
+
+/// Random values in [-1, 1) that bf16 holds exactly.
+std::vector<float> bf16Values(int64_t n, unsigned seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float &x : v)
+    x = rt::bfloat16ToFloat(rt::floatToBfloat16(dist(gen)));
+  return v;
+}
+
+rt::Tensor tensorOf(rt::DType dtype, rt::Shape shape,
+                    const std::vector<float> &data) {
+  rt::Tensor t(dtype, std::move(shape));
+  for (size_t i = 0; i < data.size(); ++i) {
+    if (dtype == rt::DType::BF16)
+      t.as<uint16_t>()[i] = rt::floatToBfloat16(data[i]);
+    else
+      t.as<float>()[i] = data[i];
+  }
+  return t;
+}
+
+TEST_F(InterpreterTest, Bf16StepMatchesFloat64Evaluation) {
+  // Each op's kernel reads bf16, computes in fp32 and rounds its result to
+  // bf16 once; the chain is compared with the same chain in float64 from
+  // the same (exact) input values, within the bound that rounding allows:
+  // per op, half a bf16 ulp of its result (u = 2^-8 relative), the fp32
+  // arithmetic (n 2^-22 of its terms' magnitude, as in the runtime kernel
+  // tests), and the error of its inputs carried through (gelu's slope is at
+  // most 1.13).
+  func::FuncOp func = parse(linearGeluSum("bf16"));
+  ASSERT_TRUE(func);
+  const int64_t R = 8, K = 64, N = 32;
+  const std::vector<float> x = bf16Values(R * K, 1), w = bf16Values(K * N, 2),
+                           b = bf16Values(N, 3);
+  std::vector<rt::Tensor> args;
+  args.push_back(tensorOf(rt::DType::BF16, {R, K}, x));
+  args.push_back(tensorOf(rt::DType::BF16, {K, N}, w));
+  args.push_back(tensorOf(rt::DType::BF16, {N}, b));
+  std::vector<rt::Tensor> out = Interpreter(func).run(views(args));
+  ASSERT_EQ(out.size(), 1u);
+  ASSERT_EQ(out[0].dtype(), rt::DType::BF16);
+
+  const double u = 0x1p-8, f32 = 0x1p-22;
+  for (int64_t j = 0; j < N; ++j) {
+    double sum = 0, sumAbs = 0, bound = 0;
+    for (int64_t i = 0; i < R; ++i) {
+      double mm = 0, mmAbs = 0;
+      for (int64_t k = 0; k < K; ++k) {
+        mm += double(x[i * K + k]) * w[k * N + j];
+        mmAbs += std::abs(double(x[i * K + k]) * w[k * N + j]);
+      }
+      const double h = mm + b[j];
+      const double g = 0.5 * h * (1 + std::erf(h / std::sqrt(2.0)));
+      const double errMm = u * std::abs(mm) + K * f32 * mmAbs;
+      const double errH =
+          u * std::abs(h) + f32 * (std::abs(mm) + std::abs(b[j])) + errMm;
+      const double errG = u * std::abs(g) +
+                          4 * f32 * std::max(std::abs(g), std::abs(h)) +
+                          1.13 * errH;
+      sum += g;
+      sumAbs += std::abs(g);
+      bound += errG;
+    }
+    bound += u * std::abs(sum) + R * f32 * sumAbs;
+    EXPECT_NEAR(rt::bfloat16ToFloat(out[0].as<uint16_t>()[j]), sum, bound)
+        << "output " << j;
+  }
+}
+
+TEST_F(InterpreterTest, Bf16StepAllocatesWhatTheF32StepDoes) {
+  // The same function on bf16 and on f32 values: the interpreter's own
+  // bookkeeping (result buffers, value slots) is the same, so equal counts
+  // mean that the bf16 kernels allocate nothing and that nothing is widened
+  // into temporaries. Each is run once first, so the workspace has grown.
+  if (!rt::harness::allocationCountingAvailable())
+    GTEST_SKIP() << "a sanitizer owns the allocator";
+  std::vector<int64_t> counts;
+  for (rt::DType dtype : {rt::DType::BF16, rt::DType::F32}) {
+    func::FuncOp func =
+        parse(linearGeluSum(dtype == rt::DType::BF16 ? "bf16" : "f32"));
+    ASSERT_TRUE(func);
+    std::vector<rt::Tensor> args;
+    args.push_back(tensorOf(dtype, {8, 64}, bf16Values(8 * 64, 1)));
+    args.push_back(tensorOf(dtype, {64, 32}, bf16Values(64 * 32, 2)));
+    args.push_back(tensorOf(dtype, {32}, bf16Values(32, 3)));
+    Interpreter interp(func);
+    (void)interp.run(views(args));
+    const int64_t before = rt::harness::countedAllocations();
+    rt::harness::beginCountingAllocations();
+    std::vector<rt::Tensor> out = interp.run(views(args));
+    rt::harness::endCountingAllocations();
+    counts.push_back(rt::harness::countedAllocations() - before);
+  }
+  EXPECT_EQ(counts[0], counts[1]) << "bf16 vs f32 allocations in one run";
+  EXPECT_GT(counts[1], 0) << "the counter sees the interpreter's buffers";
 }
 
 TEST_F(InterpreterTest, DTypeMapping) {

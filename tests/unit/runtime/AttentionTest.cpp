@@ -7,6 +7,12 @@
 // dropout kernel itself, applied to [B, Hq, Sq, Sk], which is the keying the
 // attention op promises.
 //
+// F16/BF16 inputs (F32 logsumexp): the output against that reference by the
+// rule in TestUtil.h (n = 1: the kernel computes in double, in another
+// order); the gradients against the float64 backward kernel (checked above)
+// on the same operands widened, the 16-bit output and F32 logsumexp
+// included, with n = 0.
+//
 //===----------------------------------------------------------------------===//
 
 #include "TestUtil.h"
@@ -172,8 +178,10 @@ struct Fused {
 Fused runFused(const Case &c, const Inputs &in, uint64_t seed = 11,
                uint64_t stream = 3, uint64_t step = 5) {
   const DType dtype = in.q.dtype();
+  const bool half = dtype == DType::F16 || dtype == DType::BF16;
   Fused f{Tensor(dtype, {c.batch, c.queryHeads, c.querySeq, c.valueDim}),
-          Tensor(dtype, {c.batch, c.queryHeads, c.querySeq}),
+          Tensor(half ? DType::F32 : dtype,
+                 {c.batch, c.queryHeads, c.querySeq}),
           Tensor(dtype, in.q.shape()), Tensor(dtype, in.k.shape()),
           Tensor(dtype, in.v.shape())};
   attention(in.q.view(), in.k.view(), in.v.view(), maskView(in), f.out.view(),
@@ -235,6 +243,30 @@ TEST_P(AttentionTest, Float32MatchesFloat64Reference) {
 
 TEST_P(AttentionTest, Float64MatchesFloat64Reference) {
   checkAgainstReference(GetParam(), DType::F64, 1e-12);
+}
+
+TEST_P(AttentionTest, HalfStorageMatchesFloat64) {
+  const Case &c = GetParam();
+  for (DType dt : kHalfTypes) {
+    SCOPED_TRACE(dtypeName(dt));
+    const Inputs in = makeInputs(c, dt);
+    const Reference ref = reference(c, in, keepMask(c, 11, 3, 5));
+    const Fused f = runFused(c, in);
+    expectHalfNear(values(f.out), ref.out, dt, 1);
+    EXPECT_LE(relativeError(values(f.lse), ref.lse), 1e-6) << "logsumexp";
+    Tensor q = widened(in.q), k = widened(in.k), v = widened(in.v),
+           mask = widened(in.mask), out = widened(f.out),
+           lse = widened(f.lse), dout = widened(in.dout);
+    Tensor dq(DType::F64, q.shape()), dk(DType::F64, k.shape()),
+        dv(DType::F64, v.shape());
+    attentionBackward(q.view(), k.view(), v.view(),
+                      in.hasMask ? mask.view() : TensorView(), out.view(),
+                      lse.view(), dout.view(), dq.view(), dk.view(),
+                      dv.view(), in.scale, c.causal, c.dropout, 11, 3, 5);
+    expectHalfNear(values(f.dq), values(dq), dt, 0);
+    expectHalfNear(values(f.dk), values(dk), dt, 0);
+    expectHalfNear(values(f.dv), values(dv), dt, 0);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, AttentionTest, ::testing::ValuesIn(kCases),

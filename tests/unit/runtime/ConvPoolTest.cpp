@@ -1,4 +1,11 @@
 //===- ConvPoolTest.cpp - conv vs direct convolution, pooling -------------===//
+//
+// F16/BF16 results are checked by the rule in TestUtil.h: for conv n is the
+// window's length (C/group x kernel taps, plus the bias) and M the same sum
+// over |x|, |w| and |bias|; for average pooling n is the window and M the
+// inputs' bound. Max pooling is exact.
+//
+//===----------------------------------------------------------------------===//
 
 #include "TestUtil.h"
 
@@ -60,8 +67,8 @@ std::vector<double> refConv(const std::vector<double> &x, const Shape &xs,
   return y;
 }
 
-TEST(ConvPoolTest, ConvMatchesDirectConvolution) {
-  const std::vector<ConvCase> cases = {
+const std::vector<ConvCase> &convCases() {
+  static const std::vector<ConvCase> cases = {
       {{2, 3, 10}, 4, 1, {3}, {1}, {1, 1}, {1}, true},                // 1-D
       {{1, 4, 9}, 6, 2, {3}, {2}, {0, 2}, {2}, false},                // 1-D all
       {{2, 3, 7, 8}, 5, 1, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, true},
@@ -72,26 +79,56 @@ TEST(ConvPoolTest, ConvMatchesDirectConvolution) {
       {{1, 4, 5, 6, 7}, 4, 2, {2, 3, 2}, {1, 2, 2}, {1, 0, 1, 0, 1, 1},
        {2, 1, 1}, true}, // 3-D
   };
+  return cases;
+}
+
+/// |v| elementwise.
+std::vector<double> absolute(std::vector<double> v) {
+  for (double &x : v)
+    x = std::abs(x);
+  return v;
+}
+
+/// Runs conv on random operands of dtype dt and checks it against the
+/// direct convolution of the same (widened) values.
+void checkConv(DType dt, const ConvCase &c) {
+  const int64_t k = c.kernel.size();
+  Shape ws = {c.M, c.x[1] / c.group};
+  ws.insert(ws.end(), c.kernel.begin(), c.kernel.end());
+  Shape ys = {c.x[0], c.M};
+  for (int64_t d = 0; d < k; ++d)
+    ys.push_back(outDim(c.x[2 + d], c.kernel[d], c.strides[d], c.pads[d],
+                        c.pads[k + d], c.dilations[d]));
+  SCOPED_TRACE(std::string(dtypeName(dt)) + " x " + shapeToString(c.x) +
+               " y " + shapeToString(ys));
+  Tensor x = randomTensor(dt, c.x, 1), w = randomTensor(dt, ws, 2);
+  Tensor b = randomTensor(dt, {c.M}, 3), y(dt, ys);
+  WindowParams p{c.kernel, c.strides, c.pads, c.dilations};
+  conv(x.view(), w.view(), c.bias ? b.view() : TensorView(), y.view(), p,
+       c.group);
+  std::vector<double> bias = c.bias ? values(b) : std::vector<double>{};
+  const std::vector<double> expected =
+      refConv(values(x), c.x, values(w), ws, bias, ys, c);
+  if (dt == DType::F32 || dt == DType::F64) {
+    expectAllNear(values(y), expected, dt == DType::F32 ? 1e-5 : 1e-12);
+    return;
+  }
+  const int64_t window = numElements(ws) / c.M + 1;
+  expectHalfNear(values(y), expected, dt, window,
+                 refConv(absolute(values(x)), c.x, absolute(values(w)), ws,
+                         absolute(bias), ys, c));
+}
+
+TEST(ConvPoolTest, ConvMatchesDirectConvolution) {
   for (DType dt : {DType::F32, DType::F64})
-    for (const ConvCase &c : cases) {
-      const int64_t k = c.kernel.size();
-      Shape ws = {c.M, c.x[1] / c.group};
-      ws.insert(ws.end(), c.kernel.begin(), c.kernel.end());
-      Shape ys = {c.x[0], c.M};
-      for (int64_t d = 0; d < k; ++d)
-        ys.push_back(outDim(c.x[2 + d], c.kernel[d], c.strides[d], c.pads[d],
-                            c.pads[k + d], c.dilations[d]));
-      SCOPED_TRACE("x " + shapeToString(c.x) + " y " + shapeToString(ys));
-      Tensor x = randomTensor(dt, c.x, 1), w = randomTensor(dt, ws, 2);
-      Tensor b = randomTensor(dt, {c.M}, 3), y(dt, ys);
-      WindowParams p{c.kernel, c.strides, c.pads, c.dilations};
-      conv(x.view(), w.view(), c.bias ? b.view() : TensorView(), y.view(), p,
-           c.group);
-      std::vector<double> bias = c.bias ? values(b) : std::vector<double>{};
-      expectAllNear(values(y),
-                    refConv(values(x), c.x, values(w), ws, bias, ys, c),
-                    dt == DType::F32 ? 1e-5 : 1e-12);
-    }
+    for (const ConvCase &c : convCases())
+      checkConv(dt, c);
+}
+
+TEST(ConvPoolTest, ConvOnHalfStorage) {
+  for (DType dt : kHalfTypes)
+    for (const ConvCase &c : convCases())
+      checkConv(dt, c);
 }
 
 TEST(ConvPoolTest, ConvDefaultsAndErrors) {
@@ -164,7 +201,7 @@ void refWindow(const PoolCase &c, const std::vector<int64_t> &yi, F &&visit) {
 }
 
 TEST(ConvPoolTest, MaxPoolWithPaddingAndIndices) {
-  for (DType dt : {DType::F32, DType::F64})
+  for (DType dt : {DType::F32, DType::F64, DType::F16, DType::BF16})
     for (const PoolCase &c : poolCases()) {
       Shape ys = poolOutShape(c);
       SCOPED_TRACE("x " + shapeToString(c.x) + " y " + shapeToString(ys));
@@ -210,6 +247,33 @@ TEST(ConvPoolTest, AveragePoolBothPadModes) {
       }
 }
 
+TEST(ConvPoolTest, AveragePoolOnHalfStorage) {
+  for (bool includePad : {false, true})
+    for (DType dt : kHalfTypes)
+      for (const PoolCase &c : poolCases()) {
+        Shape ys = poolOutShape(c);
+        SCOPED_TRACE(std::string(dtypeName(dt)) + " x " +
+                     shapeToString(c.x) + (includePad ? " incl" : ""));
+        Tensor x = randomTensor(dt, c.x, 6, -3, 5);
+        Tensor y(dt, ys);
+        averagePool(x.view(), y.view(),
+                    {c.kernel, c.strides, c.pads, c.dilations}, includePad);
+        std::vector<double> xv = values(x), expected(numElements(ys));
+        for (int64_t o = 0; o < numElements(ys); ++o) {
+          double sum = 0;
+          int64_t count = 0;
+          refWindow(c, unravel(o, ys), [&](int64_t xi, bool inPadded) {
+            sum += xi >= 0 ? xv[xi] : 0;
+            count += includePad ? inPadded : xi >= 0;
+          });
+          expected[o] = sum / count;
+        }
+        const int64_t window = numElements(Shape(c.kernel.begin(),
+                                                  c.kernel.end()));
+        expectHalfNear(values(y), expected, dt, window, 5.0);
+      }
+}
+
 TEST(ConvPoolTest, AveragePoolHandComputedBorder) {
   // 3x3 input, 2x2 kernel, stride 2, pad 1 on all sides: four windows that
   // each see one to four input values.
@@ -230,6 +294,15 @@ TEST(ConvPoolTest, GlobalAveragePool) {
   for (size_t i = 0; i < xv.size(); ++i)
     expected[i / 20] += xv[i] / 20;
   expectAllNear(values(y), expected, 1e-6);
+  for (DType dt : kHalfTypes) {
+    Tensor xh = make(dt, x.shape(), xv);
+    Tensor yh(dt, {2, 3, 1, 1});
+    globalAveragePool(xh.view(), yh.view());
+    std::vector<double> xhv = values(xh), mean(6, 0);
+    for (size_t i = 0; i < xhv.size(); ++i)
+      mean[i / 20] += xhv[i] / 20;
+    expectHalfNear(values(yh), mean, dt, 20, 1.0);
+  }
 }
 
 } // namespace

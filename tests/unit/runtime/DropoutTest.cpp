@@ -73,6 +73,25 @@ TEST(DropoutTest, KeepFractionAndScaling) {
   }
 }
 
+TEST(DropoutTest, HalfStorageDrawsTheF32Mask) {
+  // The mask depends on the element index only, so a BF16/F16 dropout of
+  // the same (seed, stream, step) drops the same elements as the F32 one;
+  // the kept ones are x / (1 - ratio) rounded once (rule of TestUtil.h).
+  const double ratio = 0.3;
+  Tensor x32 = randomTensor(DType::F32, {37, 11}, 4, -2, 2);
+  const DropoutRun f32 = runDropout(x32, ratio, 42, 7, 100);
+  for (DType dt : kHalfTypes) {
+    SCOPED_TRACE(dtypeName(dt));
+    Tensor x = make(dt, x32.shape(), values(x32));
+    const DropoutRun r = runDropout(x, ratio, 42, 7, 100);
+    EXPECT_EQ(r.mask, f32.mask);
+    std::vector<double> expected = values(x);
+    for (size_t i = 0; i < expected.size(); ++i)
+      expected[i] = r.mask[i] != 0 ? expected[i] / (1 - ratio) : 0.0;
+    expectHalfNear(r.y, expected, dt);
+  }
+}
+
 TEST(DropoutTest, RatioZeroIsIdentity) {
   Tensor x = randomTensor(DType::F64, {3, 5}, 3);
   DropoutRun r = runDropout(x, 0.0, 9, 9, 9);

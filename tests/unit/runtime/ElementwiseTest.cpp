@@ -1,4 +1,10 @@
 //===- ElementwiseTest.cpp - unary, binary, where, cast, copy, fill -------===//
+//
+// F16/BF16 results are checked by the rule in TestUtil.h with n = 4 (a
+// formula of a few fp32 operations) and M the larger of |reference| and the
+// operands' magnitudes.
+//
+//===----------------------------------------------------------------------===//
 
 #include "TestUtil.h"
 
@@ -45,6 +51,18 @@ std::vector<UnaryCase> floatUnaryCases() {
        },
        -4, 4},
   };
+}
+
+/// The rule's M for an elementwise result: the larger of |reference| and
+/// the operands' magnitudes.
+std::vector<double> elementwiseMagnitude(const std::vector<double> &reference,
+                                         const std::vector<double> &a,
+                                         const std::vector<double> &b = {}) {
+  std::vector<double> m(reference.size());
+  for (size_t i = 0; i < m.size(); ++i)
+    m[i] = std::max({std::abs(reference[i]), std::abs(a[i]),
+                     b.empty() ? 0.0 : std::abs(b[i])});
+  return m;
 }
 
 TEST(ElementwiseTest, UnaryFloatOpsMatchReference) {
@@ -137,6 +155,33 @@ TEST(ElementwiseTest, ParameterisedUnaryOpsMatchReference) {
       expectAllNear(values(x), expected, tol);
     }
   }
+}
+
+TEST(ElementwiseTest, UnaryOpsOnHalfStorage) {
+  std::vector<UnaryCase> cases = floatUnaryCases();
+  for (const ParamUnaryCase &c : paramUnaryCases())
+    cases.push_back({c.op, c.ref, c.lo, c.hi});
+  const std::vector<ParamUnaryCase> withParams = paramUnaryCases();
+  for (DType dt : kHalfTypes)
+    for (size_t k = 0; k < cases.size(); ++k) {
+      const UnaryCase &c = cases[k];
+      const size_t firstParam = cases.size() - withParams.size();
+      const UnaryParams params =
+          k >= firstParam ? withParams[k - firstParam].params : UnaryParams{};
+      SCOPED_TRACE(std::string(dtypeName(dt)) + " op " +
+                   std::to_string(static_cast<int>(c.op)));
+      Tensor x = randomTensor(dt, {7, 9}, 11, c.lo, c.hi);
+      Tensor y(dt, {7, 9});
+      unary(c.op, x.view(), y.view(), params);
+      std::vector<double> xs = values(x), expected(xs.size());
+      for (size_t i = 0; i < xs.size(); ++i)
+        expected[i] = c.ref(xs[i]);
+      expectHalfNear(values(y), expected, dt, 4,
+                     elementwiseMagnitude(expected, xs));
+      unary(c.op, x.view(), x.view(), params); // in place
+      expectHalfNear(values(x), expected, dt, 4,
+                     elementwiseMagnitude(expected, xs));
+    }
 }
 
 TEST(ElementwiseTest, ParameterisedUnaryEdgeCases) {
@@ -254,6 +299,25 @@ TEST(ElementwiseTest, ActivationBackwardMatchesReference) {
   }
 }
 
+TEST(ElementwiseTest, ActivationBackwardOnHalfStorage) {
+  for (DType dt : kHalfTypes)
+    for (const DerivativeCase &c : derivativeCases()) {
+      SCOPED_TRACE(std::string(c.name) + " " + dtypeName(dt));
+      Tensor x = randomTensor(dt, {5, 11}, 17, c.lo, c.hi);
+      Tensor dy = randomTensor(dt, {5, 11}, 18, -2, 2);
+      Tensor dx(dt, {5, 11});
+      activationBackward(c.op, x.view(), dy.view(), dx.view(), c.params);
+      std::vector<double> xs = values(x), gs = values(dy);
+      std::vector<double> expected(xs.size());
+      for (size_t i = 0; i < xs.size(); ++i)
+        expected[i] = gs[i] * c.derivative(xs[i]);
+      const std::vector<double> m = elementwiseMagnitude(expected, gs);
+      expectHalfNear(values(dx), expected, dt, 4, m);
+      activationBackward(c.op, x.view(), dy.view(), dy.view(), c.params);
+      expectHalfNear(values(dy), expected, dt, 4, m);
+    }
+}
+
 TEST(ElementwiseTest, ActivationBackwardAtTheKinks) {
   // PyTorch's one-sided choices: x <= 0 takes the negative side; HardSigmoid
   // is 0 where it saturates exactly; Clip includes both bounds.
@@ -326,7 +390,7 @@ TEST(ElementwiseTest, NotOnBool) {
 }
 
 TEST(ElementwiseTest, UnaryRejectsUnsupportedDtype) {
-  Tensor h(DType::F16, {2});
+  Tensor h(DType::U8, {2});
   try {
     unary(UnaryOp::Exp, h.view(), h.view());
     FAIL() << "expected RuntimeError";
@@ -392,11 +456,18 @@ void checkBinary(BinaryOp op, DType dt, DType outDt, const ShapeCase &sc,
   Tensor out(outDt, sc.out);
   binary(op, a.view(), b.view(), out.view());
   std::vector<double> ra = values(a), rb = values(b);
-  std::vector<double> expected(out.numel());
+  std::vector<double> expected(out.numel()), aOut(out.numel()),
+      bOut(out.numel());
   for (int64_t i = 0; i < out.numel(); ++i) {
     std::vector<int64_t> idx = unravel(i, sc.out);
-    expected[i] = refBinary(op, ra[broadcastSource(idx, sc.a)],
-                            rb[broadcastSource(idx, sc.b)], integer);
+    aOut[i] = ra[broadcastSource(idx, sc.a)];
+    bOut[i] = rb[broadcastSource(idx, sc.b)];
+    expected[i] = refBinary(op, aOut[i], bOut[i], integer);
+  }
+  if (dt == DType::F16 || dt == DType::BF16) {
+    expectHalfNear(values(out), expected, dt, 4,
+                   elementwiseMagnitude(expected, aOut, bOut));
+    return;
   }
   const double tol = dt == DType::F32 ? 1e-6 : 1e-13;
   expectAllNear(values(out), expected, tol);
@@ -417,6 +488,21 @@ TEST(ElementwiseTest, BinaryComparisonsProduceBool) {
     for (DType dt : {DType::F32, DType::F64, DType::I64, DType::I32})
       for (const ShapeCase &sc : broadcastCases())
         checkBinary(op, dt, DType::Bool, sc, -2, 2); // integers collide often
+}
+
+TEST(ElementwiseTest, BinaryOpsOnHalfStorage) {
+  for (DType dt : kHalfTypes)
+    for (const ShapeCase &sc : broadcastCases()) {
+      SCOPED_TRACE(std::string(dtypeName(dt)) + " " + shapeToString(sc.a) +
+                   " op " + shapeToString(sc.b));
+      for (BinaryOp op : {BinaryOp::Add, BinaryOp::Sub, BinaryOp::Mul,
+                          BinaryOp::Div, BinaryOp::Max, BinaryOp::Min,
+                          BinaryOp::PRelu})
+        checkBinary(op, dt, dt, sc, -20, 20);
+      // Comparisons of the widened values are exact.
+      for (BinaryOp op : {BinaryOp::Equal, BinaryOp::Less, BinaryOp::Greater})
+        checkBinary(op, dt, DType::Bool, sc, -2, 2);
+    }
 }
 
 TEST(ElementwiseTest, BinaryLogicalOnBool) {
@@ -453,6 +539,29 @@ TEST(ElementwiseTest, PowWithFloatAndIntegerExponent) {
                 1e-6);
 }
 
+TEST(ElementwiseTest, PowOnHalfStorage) {
+  for (DType dt : kHalfTypes) {
+    SCOPED_TRACE(dtypeName(dt));
+    Tensor base = randomTensor(dt, {4, 5}, 21, 0.25, 3);
+    Tensor out(dt, {4, 5});
+    // Integer exponent, a float exponent of the base's dtype, and one of
+    // another float dtype.
+    const std::vector<double> ints = {0, 1, 2, 3, -2};
+    Tensor expInt = make(DType::I64, {5}, ints);
+    Tensor expHalf = randomTensor(dt, {4, 5}, 22, -2, 2);
+    Tensor expF32 = make(DType::F32, {}, {0.5});
+    for (const Tensor *e : {&expInt, &expHalf, &expF32}) {
+      binary(BinaryOp::Pow, base.view(), e->view(), out.view());
+      std::vector<double> bv = values(base), ev = values(*e);
+      std::vector<double> expected(bv.size());
+      for (size_t i = 0; i < bv.size(); ++i)
+        expected[i] = std::pow(
+            bv[i], ev[broadcastSource(unravel(i, {4, 5}), e->shape())]);
+      expectHalfNear(values(out), expected, dt, 4);
+    }
+  }
+}
+
 TEST(ElementwiseTest, MaxMinPropagateNan) {
   const double nan = std::nan("");
   Tensor a = make(DType::F64, {3}, {nan, 1, 2});
@@ -474,8 +583,8 @@ TEST(ElementwiseTest, BinaryRejectsBadShapesAndDtypes) {
   Tensor c(DType::F64, {3});
   EXPECT_THROW(binary(BinaryOp::Add, a.view(), c.view(), out.view()),
                RuntimeError);
-  Tensor h(DType::F16, {3});
-  EXPECT_THROW(binary(BinaryOp::Add, h.view(), h.view(), h.view()),
+  Tensor u(DType::U8, {3});
+  EXPECT_THROW(binary(BinaryOp::Add, u.view(), u.view(), u.view()),
                RuntimeError);
 }
 

@@ -9,6 +9,13 @@
 // is then run in float32 on the same data and compared with the float64
 // result.
 //
+// The 16-bit section at the end runs each backward kernel on F16/BF16
+// operands and compares it with the float64 kernel (checked here against
+// finite differences) called on the same operands widened to F64, by the
+// rule in TestUtil.h: n = 0 where the kernel sums in double (its result is
+// then the float64 one rounded once), the accumulation length where it
+// sums in fp32 (the convolution GEMMs, with M the same kernel on |inputs|).
+//
 //===----------------------------------------------------------------------===//
 
 #include "remat/runtime/Kernels.h"
@@ -679,6 +686,241 @@ TEST(GradCheckTest, NllLoss) {
       }, di, what);
       expectF32Close(backward(F32), di, what);
     }
+}
+
+//===----------------------------------------------------------------------===//
+// 16-bit storage
+//===----------------------------------------------------------------------===//
+
+/// Keeps widened (F64) copies of 16-bit tensors for a reference call.
+struct Widened {
+  std::vector<Tensor> tensors;
+  TensorView operator()(const Tensor &t) {
+    tensors.push_back(widened(t));
+    return tensors.back().view();
+  }
+};
+
+TEST(GradCheckTest, GeluOnHalfStorage) {
+  for (DType dt : kHalfTypes)
+    for (bool tanhApprox : {false, true}) {
+      SCOPED_TRACE(std::string(dtypeName(dt)) + (tanhApprox ? " tanh" : ""));
+      Tensor x = randomTensor(dt, {3, 7}, 11, -3, 3);
+      Tensor dy = randomTensor(dt, {3, 7}, 12);
+      Tensor dx(dt, x.shape()), ref(F64, x.shape());
+      geluBackward(x.view(), dy.view(), dx.view(), tanhApprox);
+      Tensor xw = widened(x), dyw = widened(dy);
+      geluBackward(xw.view(), dyw.view(), ref.view(), tanhApprox);
+      expectHalfNear(values(dx), values(ref), dt, 0);
+    }
+}
+
+TEST(GradCheckTest, SoftmaxBackwardOnHalfStorage) {
+  for (DType dt : kHalfTypes)
+    for (bool log : {false, true})
+      for (int64_t axis : {0, 2}) {
+        SCOPED_TRACE(std::string(dtypeName(dt)) + (log ? " log" : "") +
+                     " axis " + std::to_string(axis));
+        Tensor x = randomTensor(dt, {3, 4, 5}, 21, -2, 2);
+        Tensor y(dt, x.shape()), dx(dt, x.shape()), ref(F64, x.shape());
+        log ? logSoftmax(x.view(), y.view(), axis)
+            : softmax(x.view(), y.view(), axis);
+        Tensor dy = randomTensor(dt, x.shape(), 31);
+        log ? logSoftmaxBackward(y.view(), dy.view(), dx.view(), axis)
+            : softmaxBackward(y.view(), dy.view(), dx.view(), axis);
+        Tensor yw = widened(y), dyw = widened(dy);
+        log ? logSoftmaxBackward(yw.view(), dyw.view(), ref.view(), axis)
+            : softmaxBackward(yw.view(), dyw.view(), ref.view(), axis);
+        expectHalfNear(values(dx), values(ref), dt, 0);
+      }
+}
+
+TEST(GradCheckTest, LayerNormBackwardOnHalfStorage) {
+  const Shape xs = {2, 3, 4, 5};
+  for (DType dt : kHalfTypes)
+    for (int64_t axis : {1, 3}) {
+      SCOPED_TRACE(std::string(dtypeName(dt)) + " axis " +
+                   std::to_string(axis));
+      const Shape ps(xs.begin() + axis, xs.end());
+      Shape stats(xs.begin(), xs.begin() + axis);
+      stats.resize(xs.size(), 1);
+      Tensor x = randomTensor(dt, xs, 41, -2, 3);
+      Tensor scale = randomTensor(dt, ps, 42, 0.5, 1.5);
+      Tensor bias = randomTensor(dt, ps, 43);
+      Tensor dy = randomTensor(dt, xs, 44);
+      Tensor y(dt, xs), mean(dt, stats), inv(dt, stats);
+      layerNorm(x.view(), scale.view(), bias.view(), y.view(), mean.view(),
+                inv.view(), axis, 1e-5);
+      Tensor dx(dt, xs), ds(dt, ps), db(dt, ps);
+      layerNormBackward(x.view(), scale.view(), mean.view(), inv.view(),
+                        dy.view(), dx.view(), ds.view(), db.view(), axis);
+      Widened w;
+      Tensor rdx(F64, xs), rds(F64, ps), rdb(F64, ps);
+      layerNormBackward(w(x), w(scale), w(mean), w(inv), w(dy), rdx.view(),
+                        rds.view(), rdb.view(), axis);
+      expectHalfNear(values(dx), values(rdx), dt, 0);
+      expectHalfNear(values(ds), values(rds), dt, 0);
+      expectHalfNear(values(db), values(rdb), dt, 0);
+    }
+}
+
+TEST(GradCheckTest, BatchNormBackwardOnHalfDataWithF32Parameters) {
+  // 16-bit x, dy and dx; scale, saved statistics and their gradients F32.
+  for (const Shape &xs : {Shape{4, 3}, Shape{2, 3, 2, 3}})
+    for (DType dt : kHalfTypes) {
+      SCOPED_TRACE(std::string(dtypeName(dt)) + " " + shapeToString(xs));
+      const int64_t C = xs[1];
+      Tensor x = randomTensor(dt, xs, 61, -2, 3);
+      Tensor scale = randomTensor(F32, {C}, 62, 0.5, 1.5);
+      Tensor bias = randomTensor(F32, {C}, 63);
+      Tensor dy = randomTensor(dt, xs, 64);
+      Tensor y(dt, xs), mean(F32, {C}), inv(F32, {C});
+      batchNormTraining(x.view(), scale.view(), bias.view(), TensorView(),
+                        TensorView(), y.view(), TensorView(), TensorView(),
+                        mean.view(), inv.view(), 1e-5, 0.9, false);
+      Tensor dx(dt, xs), ds(F32, {C}), db(F32, {C});
+      batchNormTrainingBackward(x.view(), scale.view(), mean.view(),
+                                inv.view(), dy.view(), dx.view(), ds.view(),
+                                db.view());
+      Widened w;
+      Tensor rdx(F64, xs), rds(F64, {C}), rdb(F64, {C});
+      batchNormTrainingBackward(w(x), w(scale), w(mean), w(inv), w(dy),
+                                rdx.view(), rds.view(), rdb.view());
+      expectHalfNear(values(dx), values(rdx), dt, 0);
+      expectF32Close(values(ds), values(rds), "dscale", 1e-6);
+      expectF32Close(values(db), values(rdb), "dbias", 1e-6);
+    }
+}
+
+TEST(GradCheckTest, ConvBackwardOnHalfStorage) {
+  const std::vector<ConvGradCase> cases = {
+      {"1-D", {2, 3, 9}, 4, 1, {{3}, {1}, {1, 2}, {1}}},
+      {"2-D stride 2 asym pads", {2, 2, 7, 6}, 3, 1,
+       {{3, 2}, {2, 2}, {1, 0, 2, 1}, {1, 1}}},
+      {"2-D dilation 2 groups 2", {1, 4, 7, 7}, 4, 2,
+       {{3, 3}, {1, 2}, {2, 1, 0, 2}, {2, 2}}},
+      {"2-D pointwise", {2, 3, 4, 4}, 2, 1,
+       {{1, 1}, {1, 1}, {0, 0, 0, 0}, {1, 1}}},
+  };
+  for (DType dt : kHalfTypes)
+    for (const ConvGradCase &c : cases) {
+      SCOPED_TRACE(std::string(dtypeName(dt)) + " " + c.name);
+      Shape ws = {c.M, c.x[1] / c.group};
+      ws.insert(ws.end(), c.p.kernel.begin(), c.p.kernel.end());
+      const Shape ys = windowOutShape(c.x, c.M, c.p);
+      Tensor x = randomTensor(dt, c.x, 71), w = randomTensor(dt, ws, 72);
+      Tensor dy = randomTensor(dt, ys, 73);
+      Tensor dx(dt, c.x), dw(dt, ws);
+      convBackwardData(dy.view(), w.view(), dx.view(), c.p, c.group);
+      convBackwardFilter(x.view(), dy.view(), dw.view(), c.p, c.group);
+      // The float64 kernels on the widened operands, and on their absolute
+      // values for M (both gradients are bilinear).
+      auto reference = [&](const Tensor &xr, const Tensor &wr,
+                           const Tensor &dyr) {
+        Tensor rdx(F64, c.x), rdw(F64, ws);
+        convBackwardData(dyr.view(), wr.view(), rdx.view(), c.p, c.group);
+        convBackwardFilter(xr.view(), dyr.view(), rdw.view(), c.p, c.group);
+        return std::vector<std::vector<double>>{values(rdx), values(rdw)};
+      };
+      auto absolute = [](const Tensor &t) {
+        std::vector<double> v = values(t);
+        for (double &e : v)
+          e = std::abs(e);
+        return make(F64, t.shape(), v);
+      };
+      const auto ref = reference(widened(x), widened(w), widened(dy));
+      const auto mag = reference(absolute(x), absolute(w), absolute(dy));
+      // fp32 sums: dx's GEMM over a group's M/group filters (col2im then
+      // adds in double), dw's over every image's outputs.
+      const int64_t dataTerms = c.M / c.group;
+      const int64_t filterTerms = numElements(ys) / c.M;
+      expectHalfNear(values(dx), ref[0], dt, dataTerms, mag[0]);
+      expectHalfNear(values(dw), ref[1], dt, filterTerms, mag[1]);
+    }
+}
+
+TEST(GradCheckTest, PoolBackwardOnHalfStorage) {
+  for (DType dt : kHalfTypes)
+    for (const PoolGradCase &c : poolGradCases()) {
+      SCOPED_TRACE(std::string(dtypeName(dt)) + " " + c.name);
+      const Shape ys = windowOutShape(c.x, c.x[1], c.p, c.ceil);
+      Tensor x = randomTensor(dt, c.x, 81, -2, 2);
+      Tensor dy = randomTensor(dt, ys, 82);
+      Tensor y(dt, ys), idx(DType::I64, ys), dx(dt, c.x), ref(F64, c.x);
+      maxPool(x.view(), y.view(), idx.view(), c.p);
+      maxPoolBackward(dy.view(), idx.view(), dx.view());
+      Tensor dyw = widened(dy);
+      maxPoolBackward(dyw.view(), idx.view(), ref.view());
+      expectHalfNear(values(dx), values(ref), dt, 0);
+      for (bool includePad : {false, true}) {
+        averagePoolBackward(dy.view(), dx.view(), c.p, includePad);
+        averagePoolBackward(dyw.view(), ref.view(), c.p, includePad);
+        expectHalfNear(values(dx), values(ref), dt, 0);
+      }
+    }
+}
+
+TEST(GradCheckTest, DataMovementBackwardOnHalfStorage) {
+  for (DType dt : kHalfTypes) {
+    SCOPED_TRACE(dtypeName(dt));
+    // Gather with repeated indices: dx sums several dy.
+    Tensor indices = make(DType::I64, {2, 3}, {0, -1, 2, 4, 0, 0});
+    Tensor dy = randomTensor(dt, {3, 2, 3, 2}, 102);
+    Tensor dx(dt, {3, 5, 2}), ref(F64, {3, 5, 2});
+    gatherBackward(dy.view(), indices.view(), dx.view(), 1);
+    Tensor dyw = widened(dy);
+    gatherBackward(dyw.view(), indices.view(), ref.view(), 1);
+    expectHalfNear(values(dx), values(ref), dt, 0);
+    // GatherElements along axis 0, repeated rows.
+    Tensor rows = make(DType::I32, {3, 2}, {0, 1, 0, 0, 2, 0});
+    Tensor dye = randomTensor(dt, {3, 2}, 103);
+    Tensor dxe(dt, {3, 2}), refe(F64, {3, 2});
+    gatherElementsBackward(dye.view(), rows.view(), dxe.view(), 0);
+    Tensor dyew = widened(dye);
+    gatherElementsBackward(dyew.view(), rows.view(), refe.view(), 0);
+    expectHalfNear(values(dxe), values(refe), dt, 0);
+    // Reflect padding reads some elements twice.
+    Tensor dyp = randomTensor(dt, {9}, 104);
+    Tensor dxp(dt, {5}), refp(F64, {5});
+    padBackward(dyp.view(), dxp.view(), {2}, PadMode::Reflect);
+    Tensor dypw = widened(dyp);
+    padBackward(dypw.view(), refp.view(), {2}, PadMode::Reflect);
+    expectHalfNear(values(dxp), values(refp), dt, 0);
+  }
+}
+
+TEST(GradCheckTest, LossBackwardOnHalfStorage) {
+  for (DType dt : kHalfTypes)
+    for (LossReduction r :
+         {LossReduction::None, LossReduction::Sum, LossReduction::Mean})
+      for (const LossGradCase &c : lossGradCases()) {
+        SCOPED_TRACE(std::string(dtypeName(dt)) + " " + c.name + " " +
+                     reductionName(r));
+        const int64_t C = c.scores[1];
+        Shape ls(c.scores.begin(), c.scores.end());
+        ls.erase(ls.begin() + 1);
+        Tensor labels = make(DType::I64, ls, c.labels);
+        Tensor logProb = randomTensor(dt, c.scores, 121, -3, 0);
+        Tensor weights = randomTensor(dt, {C}, 122, 0.2, 2);
+        Tensor dloss = randomTensor(dt, lossShape(c, r), 123, 0.5, 1.5);
+        Widened w;
+        const TensorView wv = c.weights ? weights.view() : TensorView();
+        const TensorView wwv = c.weights ? w(weights) : TensorView();
+        Tensor ds(dt, c.scores), rds(F64, c.scores);
+        softmaxCrossEntropyLossBackward(dloss.view(), logProb.view(),
+                                        labels.view(), wv, ds.view(), r,
+                                        c.ignoreIndex, c.hasIgnoreIndex);
+        softmaxCrossEntropyLossBackward(w(dloss), w(logProb), labels.view(),
+                                        wwv, rds.view(), r, c.ignoreIndex,
+                                        c.hasIgnoreIndex);
+        expectHalfNear(values(ds), values(rds), dt, 0);
+        Tensor di(dt, c.scores), rdi(F64, c.scores);
+        nllLossBackward(dloss.view(), labels.view(), wv, di.view(), r,
+                        c.ignoreIndex, c.hasIgnoreIndex);
+        nllLossBackward(w(dloss), labels.view(), wwv, rdi.view(), r,
+                        c.ignoreIndex, c.hasIgnoreIndex);
+        expectHalfNear(values(di), values(rdi), dt, 0);
+      }
 }
 
 TEST(GradCheckTest, LossBackwardHandValues) {

@@ -1,4 +1,10 @@
 //===- LossTest.cpp - SoftmaxCrossEntropyLoss and NLLLoss -----------------===//
+//
+// F16/BF16 results are checked by the rule in TestUtil.h: the
+// log-probabilities with n = 4 and M their terms' bound, the losses (summed
+// in double from the 16-bit log-probabilities) with n = 0.
+//
+//===----------------------------------------------------------------------===//
 
 #include "TestUtil.h"
 
@@ -93,6 +99,46 @@ TEST(LossTest, SoftmaxCrossEntropyAllModes) {
               expectAllNear(values(loss), {ref.sum / ref.weightSum}, tol);
           }
         }
+}
+
+TEST(LossTest, LossesOnHalfStorage) {
+  const Shape scoresShape = {4, 5, 3};
+  const Shape labelShape = {4, 3};
+  const std::vector<double> labels = {0, 1, 2, 3, 4, -100,
+                                      4, 4, 1, 0, -100, 2};
+  const std::vector<double> weights = {0.5, 1, 2, 1.5, 0.25};
+  for (DType dt : kHalfTypes)
+    for (LossReduction red :
+         {LossReduction::None, LossReduction::Sum, LossReduction::Mean}) {
+      SCOPED_TRACE(std::string(dtypeName(dt)) + " reduction " +
+                   std::to_string(static_cast<int>(red)));
+      Tensor scores = randomTensor(dt, scoresShape, 3, -3, 3);
+      Tensor tl = make(DType::I64, labelShape, labels);
+      Tensor tw = make(dt, {5}, weights);
+      const Shape lossShape =
+          red == LossReduction::None ? labelShape : Shape{};
+      Tensor loss(dt, lossShape), logProb(dt, scoresShape);
+      softmaxCrossEntropyLoss(scores.view(), tl.view(), tw.view(),
+                              loss.view(), logProb.view(), red, -100, true);
+      // log-softmax terms: |x - max| <= 6 and log(sum) <= log(5).
+      expectHalfNear(values(logProb),
+                     refLogSoftmaxAxis1(values(scores), scoresShape), dt, 4,
+                     6 + std::log(5.0));
+      // The loss is the NLL of the (16-bit) log-probabilities; nllLoss on
+      // them directly must agree.
+      const RefLoss ref = refNll(values(logProb), scoresShape, labels,
+                                 values(tw), -100, true);
+      const std::vector<double> expected =
+          red == LossReduction::None  ? ref.perElement
+          : red == LossReduction::Sum ? std::vector<double>{ref.sum}
+                                      : std::vector<double>{ref.sum /
+                                                            ref.weightSum};
+      expectHalfNear(values(loss), expected, dt, 0);
+      Tensor nll(dt, lossShape);
+      nllLoss(logProb.view(), tl.view(), tw.view(), nll.view(), red, -100,
+              true);
+      expectHalfNear(values(nll), expected, dt, 0);
+    }
 }
 
 TEST(LossTest, HandComputedCrossEntropy) {

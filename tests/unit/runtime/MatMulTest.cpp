@@ -1,6 +1,14 @@
 //===- MatMulTest.cpp - Batched matmul against a naive triple loop --------===//
+//
+// F16/BF16 results are checked by the rule in TestUtil.h, with n = K and M
+// the sum of |a_ik b_kj| (the same loop over |a| and |b|).
+//
+//===----------------------------------------------------------------------===//
 
 #include "TestUtil.h"
+
+#include <array>
+#include <cstring>
 
 using namespace remat::rt;
 using namespace remat::rt::test;
@@ -35,13 +43,38 @@ std::vector<double> refMatmul(const Tensor &a, const Tensor &b,
   return out;
 }
 
+/// The tensor of |t| in F64.
+Tensor absolute(const Tensor &t) {
+  std::vector<double> v = values(t);
+  for (double &x : v)
+    x = std::abs(x);
+  return make(DType::F64, t.shape(), v);
+}
+
 struct MatmulCase {
   Shape a, b, out;
   bool transA, transB;
 };
 
-TEST(MatMulTest, MatchesNaiveLoop) {
-  const std::vector<MatmulCase> cases = {
+/// Checks a 16-bit matmul of random a and b (in [lo, hi)) against the
+/// float64 loop over the same (widened) values.
+void expectHalfMatmul(DType dt, const MatmulCase &c, double lo = -1,
+                      double hi = 1) {
+  SCOPED_TRACE(std::string(dtypeName(dt)) + " " + shapeToString(c.a) + " x " +
+               shapeToString(c.b));
+  Tensor a = randomTensor(dt, c.a, 1, lo, hi);
+  Tensor b = randomTensor(dt, c.b, 2, lo, hi);
+  Tensor out(dt, c.out);
+  matmul(a.view(), b.view(), out.view(), c.transA, c.transB);
+  const int64_t K = c.transA ? c.a[c.a.size() - 2] : c.a.back();
+  expectHalfNear(values(out), refMatmul(a, b, c.out, c.transA, c.transB), dt,
+                 K,
+                 refMatmul(absolute(a), absolute(b), c.out, c.transA,
+                           c.transB));
+}
+
+const std::vector<MatmulCase> &matmulCases() {
+  static const std::vector<MatmulCase> cases = {
       {{5, 7}, {7, 3}, {5, 3}, false, false},
       {{7, 5}, {7, 3}, {5, 3}, true, false},
       {{5, 7}, {3, 7}, {5, 3}, false, true},
@@ -56,8 +89,12 @@ TEST(MatMulTest, MatchesNaiveLoop) {
       {{3, 4, 6}, {1, 6, 5}, {3, 4, 5}, false, false},       // batch-1 b
       {{3, 6, 4}, {6, 5}, {3, 4, 5}, true, false},           // transA, shared b
   };
+  return cases;
+}
+
+TEST(MatMulTest, MatchesNaiveLoop) {
   for (DType dt : {DType::F32, DType::F64})
-    for (const MatmulCase &c : cases) {
+    for (const MatmulCase &c : matmulCases()) {
       SCOPED_TRACE(shapeToString(c.a) + " x " + shapeToString(c.b));
       Tensor a = randomTensor(dt, c.a, 1), b = randomTensor(dt, c.b, 2);
       Tensor out(dt, c.out);
@@ -65,6 +102,53 @@ TEST(MatMulTest, MatchesNaiveLoop) {
       expectAllNear(values(out), refMatmul(a, b, c.out, c.transA, c.transB),
                     dt == DType::F32 ? 1e-5 : 1e-12);
     }
+}
+
+TEST(MatMulTest, HalfStorageMatchesNaiveLoop) {
+  for (DType dt : kHalfTypes)
+    for (const MatmulCase &c : matmulCases())
+      expectHalfMatmul(dt, c);
+}
+
+TEST(MatMulTest, HalfStorageAcrossPanelEdges) {
+  // Beyond one panel of rows (512), columns (1024) or depth (1024) of
+  // cpu/HalfGemm.h, in every orientation; the last case crosses all three.
+  for (DType dt : kHalfTypes)
+    for (bool transA : {false, true})
+      for (bool transB : {false, true}) {
+        const auto shape = [](bool trans, int64_t rows, int64_t cols) {
+          return trans ? Shape{cols, rows} : Shape{rows, cols};
+        };
+        for (auto [M, N, K] : {std::array<int64_t, 3>{1030, 3, 5},
+                               std::array<int64_t, 3>{3, 2050, 5},
+                               std::array<int64_t, 3>{600, 1100, 9}})
+          expectHalfMatmul(dt, {shape(transA, M, K), shape(transB, K, N),
+                                {M, N}, transA, transB});
+      }
+  expectHalfMatmul(DType::BF16,
+                   {{1025, 513}, {1030, 1025}, {513, 1030}, true, true});
+}
+
+TEST(MatMulTest, HalfStorageAccumulatesLongSumsInFloat) {
+  // K = 5000 positive products (five depth chunks): each output is about
+  // 1250, where a BF16 ulp is 8, so a sum kept in 16 bits would stall far
+  // below it; an fp32 sum rounded once stays within 2^-8 of it.
+  for (DType dt : kHalfTypes) {
+    expectHalfMatmul(dt, {{3, 5000}, {5000, 5}, {3, 5}, false, false}, 0, 1);
+    expectHalfMatmul(dt, {{2, 5000, 3}, {5000, 4}, {2, 3, 4}, true, false},
+                     0, 1);
+  }
+}
+
+TEST(MatMulTest, HalfStorageIsDeterministic) {
+  // The interpreter and generated code call the same kernel: the same
+  // shapes must give the same bits, call after call.
+  Tensor a = randomTensor(DType::BF16, {700, 300}, 5);
+  Tensor b = randomTensor(DType::BF16, {300, 1200}, 6);
+  Tensor first(DType::BF16, {700, 1200}), second(DType::BF16, {700, 1200});
+  matmul(a.view(), b.view(), first.view(), false, false);
+  matmul(a.view(), b.view(), second.view(), false, false);
+  EXPECT_EQ(std::memcmp(first.data(), second.data(), first.bytes()), 0);
 }
 
 TEST(MatMulTest, EmptyContractionGivesZeros) {

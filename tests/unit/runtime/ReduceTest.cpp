@@ -1,4 +1,9 @@
 //===- ReduceTest.cpp - ReduceSum / Mean / Max, CumSum against naive loops ===//
+//
+// F16/BF16 results are checked by the rule in TestUtil.h, with n the number
+// of elements reduced into each output and M the sum of their |x|.
+//
+//===----------------------------------------------------------------------===//
 
 #include "TestUtil.h"
 
@@ -42,6 +47,61 @@ TEST(ReduceTest, AllAxisSubsets) {
         expectAllNear(values(out), refReduce(op, values(x), shape, outShape),
                       dt == DType::F32 ? 1e-6 : 1e-13);
       }
+}
+
+/// |x| elementwise.
+std::vector<double> absolute(std::vector<double> v) {
+  for (double &x : v)
+    x = std::abs(x);
+  return v;
+}
+
+/// A 16-bit reduce of x over `axes` against the float64 loop.
+void expectHalfReduce(DType dt, ReduceOp op, const Tensor &x,
+                      const std::vector<int64_t> &axes) {
+  Shape outShape = x.shape();
+  for (int64_t d : axes)
+    outShape[d] = 1;
+  SCOPED_TRACE(std::string(dtypeName(dt)) + " " + shapeToString(x.shape()) +
+               " -> " + shapeToString(outShape));
+  Tensor out(dt, outShape);
+  reduce(op, x.view(), out.view(), axes);
+  const int64_t n = x.numel() / numElements(outShape);
+  std::vector<double> magnitude =
+      refReduce(ReduceOp::Sum, absolute(values(x)), x.shape(), outShape);
+  if (op == ReduceOp::Mean)
+    for (double &m : magnitude)
+      m /= static_cast<double>(n);
+  expectHalfNear(values(out), refReduce(op, values(x), x.shape(), outShape),
+                 dt, n, magnitude);
+}
+
+TEST(ReduceTest, HalfStorageAllAxisSubsets) {
+  const Shape shape = {3, 4, 5};
+  for (DType dt : kHalfTypes)
+    for (ReduceOp op : {ReduceOp::Sum, ReduceOp::Mean, ReduceOp::Max})
+      for (int mask = 1; mask < 8; ++mask) {
+        std::vector<int64_t> axes;
+        for (int d = 0; d < 3; ++d)
+          if (mask & (1 << d))
+            axes.push_back(d);
+        expectHalfReduce(dt, op, randomTensor(dt, shape, mask, -5, 5), axes);
+      }
+}
+
+TEST(ReduceTest, HalfStorageLongRowsAccumulateInFloat) {
+  // Rows of 4096 values in [0, 1): each sum is about 2048, where a BF16 ulp
+  // is 16, so a sum kept in BF16 would stall near 256 (an F16 one near
+  // 2048 only by luck, losing every addend's low bits). Reduced along the
+  // contiguous dim and across rows (the gradient of a broadcast bias).
+  for (DType dt : kHalfTypes) {
+    expectHalfReduce(dt, ReduceOp::Sum, randomTensor(dt, {3, 4096}, 7, 0, 1),
+                     {1});
+    expectHalfReduce(dt, ReduceOp::Sum, randomTensor(dt, {4096, 5}, 8, 0, 1),
+                     {0});
+    expectHalfReduce(dt, ReduceOp::Mean, randomTensor(dt, {2, 4096}, 9, 0, 1),
+                     {1});
+  }
 }
 
 TEST(ReduceTest, IntegerSumAndMaxAndEmptyAxes) {
@@ -92,7 +152,8 @@ std::vector<double> refCumSum(const std::vector<double> &x, const Shape &shape,
 
 TEST(ReduceTest, CumSumEveryAxisAndDirection) {
   const Shape shape = {3, 4, 5};
-  for (DType dt : {DType::F32, DType::F64, DType::I32, DType::I64})
+  for (DType dt : {DType::F32, DType::F64, DType::I32, DType::I64,
+                   DType::F16, DType::BF16})
     for (int64_t axis = 0; axis < 3; ++axis)
       for (bool exclusive : {false, true})
         for (bool reverse : {false, true}) {
@@ -108,6 +169,25 @@ TEST(ReduceTest, CumSumEveryAxisAndDirection) {
           cumSum(x.view(), y.view(), axis, exclusive, reverse);
           ASSERT_EQ(values(y), refCumSum(xv, shape, axis, exclusive, reverse));
         }
+}
+
+TEST(ReduceTest, CumSumOfHalfStorageRunsInFloat) {
+  // 4096 ones: the running sum is fp32, so output k is k + 1 rounded to the
+  // format; read back from a BF16 output it would stall at 256
+  // (256 + 1 rounds to 256).
+  for (DType dt : kHalfTypes) {
+    SCOPED_TRACE(dtypeName(dt));
+    const std::vector<double> ones(4096, 1.0);
+    Tensor x = make(dt, {4096}, ones);
+    Tensor y(dt, {4096});
+    cumSum(x.view(), y.view(), 0, false, false);
+    std::vector<double> expected(4096);
+    for (int64_t k = 0; k < 4096; ++k)
+      expected[k] = static_cast<double>(k + 1);
+    Tensor rounded = make(dt, {4096}, expected); // each k + 1 rounded once
+    ASSERT_EQ(values(y), values(rounded));
+    EXPECT_EQ(values(y).back(), 4096.0);
+  }
 }
 
 TEST(ReduceTest, CumSumOnnxExamplesAndChecks) {

@@ -2,8 +2,11 @@
 
 #include "TestUtil.h"
 
+#include "common/FloatStorage.h"
+
 #include <cstring>
 #include <limits>
+#include <random>
 
 using namespace remat::rt;
 
@@ -106,6 +109,70 @@ TEST(TensorTest, Bfloat16RoundTripsAndRounds) {
     float f = static_cast<float>(v);
     EXPECT_LE(std::abs(bfloat16ToFloat(floatToBfloat16(f)) - f),
               std::abs(f) * 0x1p-8f);
+  }
+}
+
+/// Checks that `bits` holds the 16-bit value nearest to v (ties to even):
+/// no closer value at the neighbouring bit patterns.
+template <typename T>
+void expectNearest(double v, uint16_t bits) {
+  using common::toCompute;
+  const double got = toCompute(T{bits});
+  for (int step : {-1, 1}) {
+    const uint16_t other = static_cast<uint16_t>(bits + step);
+    if ((other & 0x7fff) == 0 || ((other ^ bits) & 0x8000))
+      continue; // past zero: a sign change
+    const double neighbour = toCompute(T{other});
+    if (std::isinf(neighbour) || std::isnan(neighbour))
+      continue;
+    const double mine = std::abs(v - got), theirs = std::abs(v - neighbour);
+    ASSERT_LE(mine, theirs) << v << " rounded to " << got;
+    if (mine == theirs) {
+      ASSERT_EQ(bits & 1, 0) << v << ": a tie goes to the even pattern";
+    }
+  }
+}
+
+TEST(TensorTest, FromDoubleRoundsOnce) {
+  using common::BFloat16;
+  using common::fromDouble;
+  using common::Half;
+  // Just above the midpoint between two 16-bit values, by less than a
+  // float ulp: the nearest float is the midpoint itself, which would round
+  // to even (down); the double's nearest value is the one above.
+  const double bf = 1 + 0x1p-8 + 0x1p-40, half = 1 + 0x1p-11 + 0x1p-40;
+  EXPECT_EQ(fromDouble<BFloat16>(bf).bits, 0x3f81);
+  EXPECT_EQ(floatToBfloat16(static_cast<float>(bf)), 0x3f80);
+  EXPECT_EQ(fromDouble<Half>(half).bits, 0x3c01);
+  EXPECT_EQ(floatToHalf(static_cast<float>(half)), 0x3c00);
+  // And below the midpoint: down.
+  EXPECT_EQ(fromDouble<BFloat16>(1 + 0x1p-8 - 0x1p-40).bits, 0x3f80);
+  EXPECT_EQ(fromDouble<Half>(1 + 0x1p-11 - 0x1p-40).bits, 0x3c00);
+  // Exact values, signed zeros, infinities, NaN and overflow.
+  EXPECT_EQ(fromDouble<BFloat16>(-2.0).bits, 0xc000);
+  EXPECT_EQ(fromDouble<Half>(-0.0).bits, 0x8000);
+  EXPECT_EQ(fromDouble<Half>(1e300).bits, 0x7c00);
+  EXPECT_EQ(fromDouble<BFloat16>(-1e300).bits, 0xff80);
+  EXPECT_EQ(fromDouble<Half>(70000.0).bits, 0x7c00);
+  EXPECT_TRUE(std::isnan(halfToFloat(fromDouble<Half>(std::nan("")).bits)));
+  // Random doubles, mantissas with bits far below a float's, over the
+  // formats' normal and subnormal ranges.
+  std::mt19937_64 gen(7);
+  std::uniform_real_distribution<double> mantissa(1, 2);
+  std::uniform_int_distribution<int> exponent(-30, 14); // below F16 overflow
+  for (int i = 0; i < 200000; ++i) {
+    const double v = std::ldexp(mantissa(gen), exponent(gen)) *
+                     (i % 2 ? -1 : 1);
+    expectNearest<BFloat16>(v, fromDouble<BFloat16>(v).bits);
+    expectNearest<Half>(v, fromDouble<Half>(v).bits);
+  }
+  // Near the midpoints themselves, where rounding through float goes wrong.
+  for (int i = 0; i < 20000; ++i) {
+    const uint16_t bits = static_cast<uint16_t>(0x3c00 + i % 0x400);
+    const double lo = halfToFloat(bits), hi = halfToFloat(bits + 1);
+    const double mid = (lo + hi) / 2, nudge = (hi - lo) * 0x1p-30;
+    for (double v : {mid + nudge, mid - nudge, mid})
+      expectNearest<Half>(v, fromDouble<Half>(v).bits);
   }
 }
 

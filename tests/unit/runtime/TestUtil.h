@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -115,6 +116,87 @@ inline void expectAllNear(const std::vector<double> &actual,
   for (size_t i = 0; i < actual.size(); ++i)
     ASSERT_NEAR(actual[i], expected[i], tol * (1 + std::abs(expected[i])))
         << "at flat index " << i;
+}
+
+//===----------------------------------------------------------------------===//
+// 16-bit results. A kernel on F16/BF16 storage widens its inputs exactly,
+// computes in fp32 (or double) and rounds each result once, so against a
+// float64 reference computed from the same widened inputs (the references
+// read values(), which widens exactly) every element satisfies
+//
+//   |actual - reference| <= 2^-p |reference| + n 2^-22 M + s
+//
+//   2^-p |reference|  the rounding on store: p significant bits of the
+//                     output format, BF16 8, F16 11 (half an ulp);
+//   n 2^-22 M         the fp32 arithmetic before it: a sum of n terms whose
+//                     magnitudes add up to M errs by at most n 2^-24 M
+//                     (Higham's gamma_n); 2^-22 leaves a factor 4 for fp32
+//                     library functions' last-bit errors and parameters
+//                     rounded to fp32. n is the accumulation length for
+//                     GEMMs and other fp32 sums, a few for elementwise
+//                     formulas (M then |reference| or the operands' scale),
+//                     0 where the kernel computes in double;
+//   s                 half the format's smallest subnormal (F16 2^-25,
+//                     BF16 2^-134): rounding near zero.
+//
+// A sum accumulated in 16 bits instead misses this bound by far (see
+// ReduceTest's and MatMulTest's long sums).
+//===----------------------------------------------------------------------===//
+
+inline constexpr DType kHalfTypes[] = {DType::BF16, DType::F16};
+
+/// Significant bits (the implicit one included) of a float dtype.
+inline int significantBits(DType dtype) {
+  switch (dtype) {
+  case DType::BF16: return 8;
+  case DType::F16: return 11;
+  case DType::F32: return 24;
+  default: return 53;
+  }
+}
+
+inline double halfTolerance(DType dtype, double reference, int64_t n,
+                            double magnitude) {
+  const double subnormal = dtype == DType::F16 ? 0x1p-25 : 0x1p-134;
+  return std::ldexp(std::abs(reference), -significantBits(dtype)) +
+         static_cast<double>(n) * 0x1p-22 * magnitude + subnormal;
+}
+
+/// Checks `actual` (a 16-bit kernel's result) against `reference` by the
+/// rule above, with M = magnitude[i] (|reference[i]| when empty).
+inline void expectHalfNear(const std::vector<double> &actual,
+                           const std::vector<double> &reference, DType dtype,
+                           int64_t n = 1,
+                           const std::vector<double> &magnitude = {}) {
+  ASSERT_EQ(actual.size(), reference.size());
+  ASSERT_TRUE(magnitude.empty() || magnitude.size() == reference.size());
+  for (size_t i = 0; i < actual.size(); ++i) {
+    const double m = magnitude.empty() ? std::abs(reference[i]) : magnitude[i];
+    ASSERT_NEAR(actual[i], reference[i],
+                halfTolerance(dtype, reference[i], n, m))
+        << dtypeName(dtype) << " at flat index " << i;
+  }
+}
+
+/// The same with one magnitude M for every element (the tensor's scale).
+inline void expectHalfNear(const std::vector<double> &actual,
+                           const std::vector<double> &reference, DType dtype,
+                           int64_t n, double magnitude) {
+  expectHalfNear(actual, reference, dtype, n,
+                 std::vector<double>(reference.size(), magnitude));
+}
+
+/// The largest |v|.
+inline double maxAbsValue(const std::vector<double> &v) {
+  double m = 0;
+  for (double x : v)
+    m = std::max(m, std::abs(x));
+  return m;
+}
+
+/// t's values (widened exactly) as an F64 tensor of t's shape.
+inline Tensor widened(const Tensor &t) {
+  return make(DType::F64, t.shape(), values(t));
 }
 
 } // namespace remat::rt::test

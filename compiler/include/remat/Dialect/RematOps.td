@@ -31,7 +31,6 @@ class Remat_KernelTrait<string name> : NativeOpTrait<name> {
 }
 def Remat_OptimizerUpdate : Remat_KernelTrait<"OptimizerUpdate">;
 def Remat_InPlaceElementwise : Remat_KernelTrait<"InPlaceElementwise">;
-def Remat_AnyDTypeKernel : Remat_KernelTrait<"AnyDTypeKernel">;
 
 /// Ops whose FLOP count is not one per result element define getFlops()
 /// (compiler/lib/Dialect/OpCosts.cpp).
@@ -48,7 +47,7 @@ class Remat_Op<string mnemonic, list<Trait> traits = [],
 // Constants
 //===----------------------------------------------------------------------===//
 
-def Remat_ConstantOp : Remat_Op<"constant", [Remat_AnyDTypeKernel, ConstantLike, Pure,
+def Remat_ConstantOp : Remat_Op<"constant", [ConstantLike, Pure,
     AllTypesMatch<["value", "result"]>], Remat_CustomFlops> {
   let summary = "A small constant tensor (ONNX Constant, scalar literals)";
   let description = [{
@@ -210,7 +209,7 @@ def Remat_EqualOp : Remat_CompareOp<"equal", [Commutative]> { let summary = "a =
 def Remat_LessOp : Remat_CompareOp<"less"> { let summary = "a < b"; }
 def Remat_GreaterOp : Remat_CompareOp<"greater"> { let summary = "a > b"; }
 
-def Remat_WhereOp : Remat_Op<"where", [Remat_InPlaceElementwise, Remat_AnyDTypeKernel, Remat_Differentiable, Pure, InferTypeOpAdaptor,
+def Remat_WhereOp : Remat_Op<"where", [Remat_InPlaceElementwise, Remat_Differentiable, Pure, InferTypeOpAdaptor,
     AllElementTypesMatch<["on_true", "on_false", "output"]>]> {
   let summary = "cond ? on_true : on_false, broadcasting all three";
   let arguments = (ins Remat_BoolTensor:$condition, Remat_Tensor:$on_true,
@@ -218,7 +217,7 @@ def Remat_WhereOp : Remat_Op<"where", [Remat_InPlaceElementwise, Remat_AnyDTypeK
   let results = (outs Remat_Tensor:$output);
 }
 
-def Remat_CastOp : Remat_Op<"cast", [Remat_InPlaceElementwise, Remat_AnyDTypeKernel, Remat_Differentiable, Pure, SameOperandsAndResultShape]> {
+def Remat_CastOp : Remat_Op<"cast", [Remat_InPlaceElementwise, Remat_Differentiable, Pure, SameOperandsAndResultShape]> {
   let summary = "element type conversion; the result type names the target";
   let arguments = (ins Remat_Tensor:$input);
   let results = (outs Remat_Tensor:$output);
@@ -441,7 +440,7 @@ def Remat_GlobalAveragePoolOp : Remat_Op<"global_average_pool",
 // Data movement
 //===----------------------------------------------------------------------===//
 
-def Remat_ReshapeOp : Remat_Op<"reshape", [Remat_AnyDTypeKernel, Remat_Differentiable, Pure,
+def Remat_ReshapeOp : Remat_Op<"reshape", [Remat_Differentiable, Pure,
     SameOperandsAndResultElementType], Remat_CustomFlops> {
   let summary = "reinterpret the shape; the result type names it";
   let description = [{
@@ -453,27 +452,27 @@ def Remat_ReshapeOp : Remat_Op<"reshape", [Remat_AnyDTypeKernel, Remat_Different
   let hasFolder = 1;
 }
 
-def Remat_TransposeOp : Remat_Op<"transpose", [Remat_AnyDTypeKernel, Remat_Differentiable, Pure, InferTypeOpAdaptor], Remat_CustomFlops> {
+def Remat_TransposeOp : Remat_Op<"transpose", [Remat_Differentiable, Pure, InferTypeOpAdaptor], Remat_CustomFlops> {
   let summary = "permute dims: result.shape[i] = input.shape[permutation[i]]";
   let arguments = (ins Remat_Tensor:$input, DenseI64ArrayAttr:$permutation);
   let results = (outs Remat_Tensor:$output);
 }
 
-def Remat_ConcatOp : Remat_Op<"concat", [Remat_AnyDTypeKernel, Remat_Differentiable, Pure, InferTypeOpAdaptor,
+def Remat_ConcatOp : Remat_Op<"concat", [Remat_Differentiable, Pure, InferTypeOpAdaptor,
                                          SameOperandsAndResultElementType], Remat_CustomFlops> {
   let summary = "concatenate along an axis";
   let arguments = (ins Variadic<Remat_Tensor>:$inputs, I64Attr:$axis);
   let results = (outs Remat_Tensor:$output);
 }
 
-def Remat_SplitOp : Remat_Op<"split", [Remat_AnyDTypeKernel, Remat_Differentiable, Pure], Remat_CustomFlops> {
+def Remat_SplitOp : Remat_Op<"split", [Remat_Differentiable, Pure], Remat_CustomFlops> {
   let summary = "split along an axis; result types give the sizes";
   let arguments = (ins Remat_Tensor:$input, I64Attr:$axis);
   let results = (outs Variadic<Remat_Tensor>:$outputs);
   let hasVerifier = 1;
 }
 
-def Remat_SliceOp : Remat_Op<"slice", [Remat_AnyDTypeKernel, Remat_Differentiable, Pure, InferTypeOpAdaptor], Remat_CustomFlops> {
+def Remat_SliceOp : Remat_Op<"slice", [Remat_Differentiable, Pure, InferTypeOpAdaptor], Remat_CustomFlops> {
   let summary = "strided slice with one (start, limit, step) per dim";
   let description = [{
     Normalised ONNX Slice: for dim d the result holds
@@ -487,14 +486,14 @@ def Remat_SliceOp : Remat_Op<"slice", [Remat_AnyDTypeKernel, Remat_Differentiabl
   let results = (outs Remat_Tensor:$output);
 }
 
-def Remat_GatherOp : Remat_Op<"gather", [Remat_AnyDTypeKernel, Remat_Differentiable, Pure, InferTypeOpAdaptor], Remat_CustomFlops> {
+def Remat_GatherOp : Remat_Op<"gather", [Remat_Differentiable, Pure, InferTypeOpAdaptor], Remat_CustomFlops> {
   let summary = "ONNX Gather: index the input along one axis";
   let arguments = (ins Remat_Tensor:$input, Remat_IndexTensor:$indices,
                    I64Attr:$axis);
   let results = (outs Remat_Tensor:$output);
 }
 
-def Remat_GatherElementsOp : Remat_Op<"gather_elements", [Remat_AnyDTypeKernel, Remat_Differentiable, Pure, InferTypeOpAdaptor], Remat_CustomFlops> {
+def Remat_GatherElementsOp : Remat_Op<"gather_elements", [Remat_Differentiable, Pure, InferTypeOpAdaptor], Remat_CustomFlops> {
   let summary = "ONNX GatherElements: index the input elementwise along one axis";
   let description = [{
     result has the indices' shape, and result[p] is the input at p with its
@@ -506,7 +505,7 @@ def Remat_GatherElementsOp : Remat_Op<"gather_elements", [Remat_AnyDTypeKernel, 
   let results = (outs Remat_Tensor:$output);
 }
 
-def Remat_ExpandOp : Remat_Op<"expand", [Remat_AnyDTypeKernel, Remat_Differentiable, Pure,
+def Remat_ExpandOp : Remat_Op<"expand", [Remat_Differentiable, Pure,
     SameOperandsAndResultElementType], Remat_CustomFlops> {
   let summary = "broadcast to the result type's shape (numpy rules)";
   let arguments = (ins Remat_Tensor:$input);
@@ -514,7 +513,7 @@ def Remat_ExpandOp : Remat_Op<"expand", [Remat_AnyDTypeKernel, Remat_Differentia
   let hasVerifier = 1;
 }
 
-def Remat_PadOp : Remat_Op<"pad", [Remat_AnyDTypeKernel, Remat_Differentiable, Pure, InferTypeOpAdaptor], Remat_CustomFlops> {
+def Remat_PadOp : Remat_Op<"pad", [Remat_Differentiable, Pure, InferTypeOpAdaptor], Remat_CustomFlops> {
   let summary = "ONNX Pad: constant, reflect, edge or wrap padding";
   let description = [{
     `pads` holds the begin pad of every dim, then the end pad of every
@@ -530,7 +529,7 @@ def Remat_PadOp : Remat_Op<"pad", [Remat_AnyDTypeKernel, Remat_Differentiable, P
   let results = (outs Remat_Tensor:$output);
 }
 
-def Remat_TileOp : Remat_Op<"tile", [Remat_AnyDTypeKernel, Remat_Differentiable, Pure, InferTypeOpAdaptor], Remat_CustomFlops> {
+def Remat_TileOp : Remat_Op<"tile", [Remat_Differentiable, Pure, InferTypeOpAdaptor], Remat_CustomFlops> {
   let summary = "ONNX Tile: repeat the input `repeats[d]` times along dim d";
   let description = [{
     result.shape[d] = input.shape[d] * repeats[d], and result[i] reads
@@ -541,7 +540,7 @@ def Remat_TileOp : Remat_Op<"tile", [Remat_AnyDTypeKernel, Remat_Differentiable,
   let results = (outs Remat_Tensor:$output);
 }
 
-def Remat_TriluOp : Remat_Op<"trilu", [Remat_AnyDTypeKernel, Remat_Differentiable, Pure, SameOperandsAndResultType], Remat_CustomFlops> {
+def Remat_TriluOp : Remat_Op<"trilu", [Remat_Differentiable, Pure, SameOperandsAndResultType], Remat_CustomFlops> {
   let summary = "ONNX Trilu: keep the upper or lower triangle of the last two dims";
   let description = [{
     Element [..., i, j] is kept where j - i >= k (`upper`) or j - i <= k

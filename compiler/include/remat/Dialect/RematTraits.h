@@ -26,12 +26,6 @@ template <typename ConcreteType>
 class InPlaceElementwise
     : public mlir::OpTrait::TraitBase<ConcreteType, InPlaceElementwise> {};
 
-/// The kernel handles every runtime dtype, f16 and bf16 included (data
-/// movement and casts); other ops compute in f32 or f64 only.
-template <typename ConcreteType>
-class AnyDTypeKernel
-    : public mlir::OpTrait::TraitBase<ConcreteType, AnyDTypeKernel> {};
-
 } // namespace remat
 
 #endif // REMAT_DIALECT_REMATTRAITS_H

@@ -384,7 +384,7 @@ template <typename Call> void KernelBindings<Call>::bindCompute() {
     return c.alias(op.getOutput(), op.getInput());
   });
   bind<MatMulOp>([](MatMulOp op, Call &c) {
-    return c.call(REMAT_KERNEL(matmul), c.operand(op.getLhs()),
+    return c.call(REMAT_KERNEL_WITH_SCRATCH(matmul), c.operand(op.getLhs()),
                   c.operand(op.getRhs()), c.result(op.getOutput()),
                   op.getTransposeLhs(), op.getTransposeRhs());
   });

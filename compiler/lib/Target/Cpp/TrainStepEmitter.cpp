@@ -354,10 +354,6 @@ LogicalResult TrainStepEmitter::emitBody() {
   for (Operation &op : block) {
     if (isa<func::ReturnOp, remat::ConstantOp, ReshapeOp>(op))
       continue;
-    if (needsPromotion(&op))
-      return op.emitOpError("computes on f16/bf16 values; generated code has "
-                            "no mixed-precision kernels yet (the interpreter "
-                            "promotes to f32)");
     const KernelBinding<KernelCallWriter> *binding =
         KernelBindings<KernelCallWriter>::get().lookup(&op);
     if (!binding)

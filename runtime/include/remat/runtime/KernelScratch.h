@@ -32,6 +32,12 @@ template <typename T> constexpr size_t scratchPiece(int64_t count) {
 /// kernel accumulates in place).
 size_t accumulatorScratchBytes(const TensorView &dx);
 
+/// matmul: none for F32 and F64; for F16 and BF16 the fp32 panels its
+/// operands are converted into, bounded whatever their sizes
+/// (cpu/HalfGemm.h). Takes the kernel's own arguments.
+size_t matmulScratchBytes(const TensorView &a, const TensorView &b,
+                          const TensorView &out, bool transA, bool transB);
+
 size_t convScratchBytes(const TensorView &x, const TensorView &w,
                         const TensorView &y, const WindowParams &params,
                         int64_t group);

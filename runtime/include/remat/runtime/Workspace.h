@@ -1,9 +1,9 @@
 //===- Workspace.h - Where CPU kernels take their scratch from ---*- C++ -*-===//
 //
 // Kernels that need scratch (im2col columns, double accumulators, index
-// lists) take it from one workspace region instead of the heap, so a
-// training step allocates nothing and the plan's workspace figure is what
-// the step really uses. The executable hands the region over once, before
+// lists, the fp32 panels of 16-bit GEMMs) take it from one workspace
+// region instead of the heap, so a training step allocates nothing and the
+// plan's workspace figure is what the step really uses. The executable hands the region over once, before
 // the first step; a kernel that finds it too small throws a RuntimeError
 // naming itself, the bytes it needs and the bytes available.
 //

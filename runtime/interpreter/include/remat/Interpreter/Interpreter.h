@@ -107,11 +107,6 @@ private:
   bool checkArena_ = false;
 };
 
-/// Whether `op` does math on f16/bf16 values, which the runtime kernels only
-/// store: the interpreter computes such ops in f32 (generated code refuses
-/// them). Data movement and casts never need it.
-bool needsPromotion(mlir::Operation *op);
-
 /// "remat.matmul at model.mlir:3:8" style description used in messages.
 std::string describeOp(mlir::Operation *op);
 
