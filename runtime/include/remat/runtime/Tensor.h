@@ -23,8 +23,9 @@
 
 namespace remat::rt {
 
-/// Element types the runtime understands. Floating-point math is implemented
-/// for F32 and F64; F16 and BF16 are storage types (cast, data movement).
+/// Element types the runtime understands. Floating-point math takes F32,
+/// F64, F16 and BF16; F16 and BF16 are storage types, computed in fp32 and
+/// rounded on store (KernelApi.inc).
 enum class DType : uint8_t { F32, F64, F16, BF16, I64, I32, I8, U8, Bool };
 
 size_t dtypeSize(DType dtype);
