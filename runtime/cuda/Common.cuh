@@ -62,6 +62,9 @@ enum DeviceErrorCode : unsigned {
   kOptimizerStep,
   kGatherElementsIndex,
   kGatherElementsBackwardIndex,
+  kGatherNDIndex,
+  kGatherNDBackwardIndex,
+  kScatterNDIndex,
 };
 
 struct DeviceStatus {
