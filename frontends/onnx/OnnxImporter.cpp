@@ -470,8 +470,15 @@ OwningOpRef<ModuleOp> GraphImporter::run() {
   SmallVector<Value> results;
   SmallVector<Type> resultTypes;
   for (const auto &output : graph().output()) {
-    if (!ic.lookup(output.name())) {
+    const ValueEntry *entry = ic.lookup(output.name());
+    if (!entry) {
       ic.error("graph output '" + output.name() + "' is not produced by any node");
+      return nullptr;
+    }
+    if (entry->sequence) {
+      ic.error("graph output '" + output.name() +
+               "' is a sequence: sequences are resolved at import, so graph "
+               "outputs must be tensors");
       return nullptr;
     }
     Value v = ic.value(output.name(), fileLoc);
