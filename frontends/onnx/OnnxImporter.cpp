@@ -9,6 +9,7 @@
 
 #include "remat/Frontend/OnnxImporter.h"
 
+#include "FoldedParameters.h"
 #include "FunctionInlining.h"
 #include "ImportContext.h"
 #include "ModelLoading.h"
@@ -521,6 +522,8 @@ OwningOpRef<ModuleOp> GraphImporter::run() {
       return nullptr;
     }
   }
+  if (auto warning = foldedParameterWarning(graph()))
+    llvm::errs() << "warning: " << ic.file << ": " << *warning << "\n";
   return module;
 }
 
