@@ -15,6 +15,7 @@
 #include "remat/runtime/Kernels.h"
 
 #include <cmath>
+#include <sstream>
 
 using namespace mlir;
 
@@ -70,6 +71,13 @@ std::optional<std::vector<double>> floatsInput(NodeImporter &n, int i,
   return std::vector<double>(d.as<double>(), d.as<double>() + t->numel());
 }
 
+/// `value` with 6 significant digits, for messages (0.6, -2, nan).
+std::string shortNumber(double value) {
+  std::ostringstream text;
+  text << value;
+  return text.str();
+}
+
 /// What a Resize or Upsample node asks for, before it becomes remat.resize.
 struct ResizeRequest {
   std::string mode = "nearest";
@@ -101,11 +109,11 @@ LogicalResult buildResize(NodeImporter &n, Value x, ResizeRequest r) {
     for (auto [k, d] : llvm::enumerate(r.axes)) {
       double scale = r.scales[k];
       if (!(scale > 0) || !std::isfinite(scale))
-        return n.fail("scale " + std::to_string(scale) + " of dim " + Twine(d) +
+        return n.fail("scale " + Twine(shortNumber(scale)) + " of dim " + Twine(d) +
                       " must be positive");
       double size = std::floor(scale * static_cast<double>(in[d]));
       if (!(size < 1e15))
-        return n.fail("scale " + std::to_string(scale) + " of dim " + Twine(d) +
+        return n.fail("scale " + Twine(shortNumber(scale)) + " of dim " + Twine(d) +
                       " makes the output too large");
       scales[d] = scale;
       out[d] = static_cast<int64_t>(size);
