@@ -512,6 +512,69 @@ Folded foldNode(NodeImporter &n, const std::vector<const rt::Tensor *> &in) {
     return outs;
   }
 
+  // The mask machinery of transformers' exports (dynamo, optimize=False):
+  // positions from CumSum, compared with LessOrEqual/GreaterOrEqual and
+  // picked with GatherND, all on constants; folding it gives the attention
+  // fusion a constant mask to recognise as causal.
+  if (op == "GreaterOrEqual" || op == "LessOrEqual") {
+    if (!need(2))
+      return std::nullopt;
+    auto shape = broadcast(n, in);
+    if (!shape || !fits(*shape))
+      return std::nullopt;
+    rt::Tensor strict(rt::DType::Bool, *shape), equal(rt::DType::Bool, *shape),
+        y(rt::DType::Bool, *shape);
+    rt::binary(op == "GreaterOrEqual" ? rt::BinaryOp::Greater
+                                      : rt::BinaryOp::Less,
+               in[0]->view(), in[1]->view(), strict.view());
+    rt::binary(rt::BinaryOp::Equal, in[0]->view(), in[1]->view(),
+               equal.view());
+    rt::binary(rt::BinaryOp::Or, strict.view(), equal.view(), y.view());
+    return one(std::move(y));
+  }
+
+  if (op == "CumSum") {
+    if (!need(2) || !fits(in[0]->shape()))
+      return std::nullopt;
+    auto axisValues = n.ints(*in[1], "axis");
+    auto exclusive = n.attrInt("exclusive", 0);
+    auto reverse = n.attrInt("reverse", 0);
+    if (!axisValues || !exclusive || !reverse)
+      return std::nullopt;
+    if (axisValues->size() != 1) {
+      (void)n.fail("input 'axis' must hold one element");
+      return std::nullopt;
+    }
+    auto ax = n.axis(axisValues->front(), in[0]->shape().size());
+    if (!ax)
+      return std::nullopt;
+    rt::Tensor y(in[0]->dtype(), in[0]->shape());
+    rt::cumSum(in[0]->view(), y.view(), *ax, *exclusive != 0, *reverse != 0);
+    return one(std::move(y));
+  }
+
+  if (op == "GatherND") {
+    if (!need(2))
+      return std::nullopt;
+    auto batchDims = n.attrInt("batch_dims", 0);
+    if (!batchDims)
+      return std::nullopt;
+    std::string error;
+    auto shape = gatherNDShape(llvm::ArrayRef<int64_t>(in[0]->shape()),
+                               llvm::ArrayRef<int64_t>(in[1]->shape()),
+                               *batchDims, error);
+    if (!shape) {
+      (void)n.fail(error);
+      return std::nullopt;
+    }
+    rt::Shape out(shape->begin(), shape->end());
+    if (!fits(out))
+      return std::nullopt;
+    rt::Tensor y(in[0]->dtype(), out);
+    rt::gatherND(in[0]->view(), in[1]->view(), y.view(), *batchDims);
+    return one(std::move(y));
+  }
+
   return std::nullopt;
 }
 

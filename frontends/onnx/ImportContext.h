@@ -33,6 +33,8 @@ constexpr int64_t kMaxFoldElements = 65536;
 /// Largest tensor (in bytes) the importer accepts anywhere.
 constexpr double kMaxTensorBytes = 1099511627776.0; // 2^40
 
+struct SequenceValue;
+
 /// What is known about one ONNX value.
 struct ValueEntry {
   /// The SSA value, if materialized (block argument, op result, constant).
@@ -53,6 +55,16 @@ struct ValueEntry {
   /// The argument this value is (an alias of), for bookkeeping of
   /// compile-time uses of argument data.
   std::string argName;
+  /// Set for an ONNX sequence (SequenceConstruct, SplitToSequence, ...),
+  /// which exists only while importing: a list of tensor entries.
+  std::shared_ptr<const SequenceValue> sequence;
+};
+
+/// An ONNX sequence as the importer resolves it: its elements, in order,
+/// each an entry like any tensor value, and their element type.
+struct SequenceValue {
+  rt::DType dtype = rt::DType::F32;
+  std::vector<ValueEntry> elements;
 };
 
 /// mlir element type <-> runtime dtype.

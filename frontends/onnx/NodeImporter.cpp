@@ -32,11 +32,24 @@ LogicalResult NodeImporter::failCreate(llvm::StringRef what) {
   return fail("cannot build " + what + ": " + ic.lastDiagnostic);
 }
 
+/// Whether input i is a sequence, which only the sequence ops take; reports
+/// the error if so.
+static bool refuseSequence(NodeImporter &n, int i, llvm::StringRef what) {
+  const ValueEntry *entry = n.ic.lookup(n.inName(i));
+  if (!entry || !entry->sequence)
+    return false;
+  (void)n.fail("input '" + what + "' ('" + n.inName(i) +
+               "') is a sequence, but this op takes a tensor");
+  return true;
+}
+
 Value NodeImporter::in(int i, llvm::StringRef what) {
   if (!has(i)) {
     (void)fail("missing input '" + what + "'");
     return {};
   }
+  if (refuseSequence(*this, i, what))
+    return {};
   Value v = ic.value(node.input(i), loc);
   if (!v)
     (void)fail("input '" + what + "' ('" + node.input(i) + "') is not defined");
@@ -58,6 +71,8 @@ const rt::Tensor *NodeImporter::known(int i, llvm::StringRef what) {
     (void)fail("input '" + what + "' ('" + node.input(i) + "') is not defined");
     return nullptr;
   }
+  if (refuseSequence(*this, i, what))
+    return nullptr;
   const rt::Tensor *t = nullptr;
   try {
     t = ic.constant(node.input(i), /*required=*/true);
@@ -199,6 +214,40 @@ void NodeImporter::outAlias(int i, const std::string &inputName) {
   // An alias of an argument keeps its SSA value and (lazily decoded) data; a
   // compile-time use through the alias counts as one of the argument.
   ValueEntry copy = *src;
+  copy.argIndex = -1;
+  ic.values[node.output(i)] = copy;
+}
+
+const SequenceValue *NodeImporter::sequenceIn(int i, llvm::StringRef what) {
+  if (!has(i)) {
+    (void)fail("missing input '" + what + "'");
+    return nullptr;
+  }
+  const ValueEntry *entry = ic.lookup(node.input(i));
+  if (!entry) {
+    (void)fail("input '" + what + "' ('" + node.input(i) + "') is not defined");
+    return nullptr;
+  }
+  if (!entry->sequence)
+    (void)fail("input '" + what + "' ('" + node.input(i) +
+               "') is a tensor, but this op takes a sequence");
+  return entry->sequence.get();
+}
+
+void NodeImporter::outSequence(int i, SequenceValue sequence) {
+  if (!hasOut(i))
+    return;
+  ValueEntry &entry = ic.values[node.output(i)];
+  entry = ValueEntry();
+  entry.sequence = std::make_shared<const SequenceValue>(std::move(sequence));
+}
+
+void NodeImporter::outElement(int i, const ValueEntry &element) {
+  if (!hasOut(i))
+    return;
+  // As outAlias: an element that is an argument keeps its SSA value and
+  // data, and a compile-time use of it counts as one of the argument.
+  ValueEntry copy = element;
   copy.argIndex = -1;
   ic.values[node.output(i)] = copy;
 }

@@ -75,6 +75,14 @@ public:
   void outConst(int i, rt::Tensor tensor, bool foldable = true);
   void outAlias(int i, const std::string &inputName);
 
+  // Sequences (SequenceOpImporters.cpp), resolved at import.
+  /// The sequence input i; reports an error (and returns null) if input i
+  /// is absent or not a sequence.
+  const SequenceValue *sequenceIn(int i, llvm::StringRef what);
+  void outSequence(int i, SequenceValue sequence);
+  /// Output i is `element`, an element of a sequence.
+  void outElement(int i, const ValueEntry &element);
+
   /// Normalises an axis for `rank`; error if out of range.
   std::optional<int64_t> axis(int64_t axis, int64_t rank, llvm::StringRef what = "axis");
   /// Integer tensor values as int64 (I64/I32 only).
@@ -116,12 +124,21 @@ mlir::Value reshapeTo(NodeImporter &n, mlir::Value v, llvm::ArrayRef<int64_t> sh
 /// An op importer: builds IR (or constants) for one node.
 using OpHandler = mlir::LogicalResult (*)(NodeImporter &);
 
-/// Op type -> importer, default ONNX domain (composedOpHandlers() included).
+/// Op type -> importer, default ONNX domain (composedOpHandlers(),
+/// indexingOpHandlers() and sequenceOpHandlers() included).
 const llvm::StringMap<OpHandler> &opHandlers();
 
 /// Op type -> importer for default-domain ops that import as a composition
 /// of dialect ops (ComposedOpImporters.cpp).
 const llvm::StringMap<OpHandler> &composedOpHandlers();
+
+/// Op type -> importer for GatherND, ScatterND, Resize and Upsample
+/// (IndexingOpImporters.cpp).
+const llvm::StringMap<OpHandler> &indexingOpHandlers();
+
+/// Op type -> importer for the sequence ops, which are resolved at import
+/// (SequenceOpImporters.cpp).
+const llvm::StringMap<OpHandler> &sequenceOpHandlers();
 
 /// Op type -> importer, domain ai.onnx.preview.training
 /// (TrainingOpImporters.cpp).

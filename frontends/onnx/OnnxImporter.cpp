@@ -9,6 +9,7 @@
 
 #include "remat/Frontend/OnnxImporter.h"
 
+#include "FoldedParameters.h"
 #include "FunctionInlining.h"
 #include "ImportContext.h"
 #include "ModelLoading.h"
@@ -470,8 +471,15 @@ OwningOpRef<ModuleOp> GraphImporter::run() {
   SmallVector<Value> results;
   SmallVector<Type> resultTypes;
   for (const auto &output : graph().output()) {
-    if (!ic.lookup(output.name())) {
+    const ValueEntry *entry = ic.lookup(output.name());
+    if (!entry) {
       ic.error("graph output '" + output.name() + "' is not produced by any node");
+      return nullptr;
+    }
+    if (entry->sequence) {
+      ic.error("graph output '" + output.name() +
+               "' is a sequence: sequences are resolved at import, so graph "
+               "outputs must be tensors");
       return nullptr;
     }
     Value v = ic.value(output.name(), fileLoc);
@@ -514,6 +522,8 @@ OwningOpRef<ModuleOp> GraphImporter::run() {
       return nullptr;
     }
   }
+  if (auto warning = foldedParameterWarning(graph()))
+    llvm::errs() << "warning: " << ic.file << ": " << *warning << "\n";
   return module;
 }
 

@@ -1330,15 +1330,28 @@ LogicalResult importSize(NodeImporter &n) {
 }
 
 /// Ops with no IR equivalent: every input must be known; evaluated here.
+/// Range and ConstantOfShape fold or fail: with an input known only at run
+/// time, their result's size would depend on data.
 LogicalResult importFoldOnly(NodeImporter &n) {
   std::vector<const rt::Tensor *> inputs;
+  const bool range = n.opType() == "Range";
+  static const char *const rangeNames[] = {"start", "limit", "delta"};
   static const char *const names[] = {"input", "#1", "#2", "#3", "#4"};
   for (int i = 0; i < n.numInputs(); ++i) {
     if (!n.has(i)) {
       inputs.push_back(nullptr);
       continue;
     }
-    const rt::Tensor *t = n.known(i, i < 5 ? names[i] : "input");
+    const char *what = range && i < 3 ? rangeNames[i] : i < 5 ? names[i] : "input";
+    const rt::Tensor *t = n.foldable(i);
+    if (!t && (range || n.opType() == "ConstantOfShape") &&
+        !n.ic.constant(n.inName(i), /*required=*/true))
+      return n.fail(Twine("input '") + what + "' ('" + n.inName(i) +
+                    "') is only known at run time, so the " +
+                    (range ? "length of the range" : "output shape") +
+                    " would depend on data: the compiler plans static "
+                    "shapes, so it must be computable at import");
+    t = n.known(i, what);
     if (!t)
       return failure();
     inputs.push_back(t);
@@ -1468,12 +1481,17 @@ const llvm::StringMap<OpHandler> &opHandlers() {
       {"Range", importFoldOnly},
       {"ConstantOfShape", importFoldOnly},
     };
-    // Ops imported as compositions (ComposedOpImporters.cpp) share the table.
-    for (const auto &entry : composedOpHandlers()) {
-      bool inserted = handlers.insert({entry.getKey(), entry.getValue()}).second;
-      assert(inserted && "an op has two importers");
-      (void)inserted;
-    }
+    // Ops imported as compositions (ComposedOpImporters.cpp), the indexing
+    // ops (IndexingOpImporters.cpp) and the sequence ops
+    // (SequenceOpImporters.cpp) share the table.
+    for (const auto *more :
+         {&composedOpHandlers(), &indexingOpHandlers(), &sequenceOpHandlers()})
+      for (const auto &entry : *more) {
+        bool inserted =
+            handlers.insert({entry.getKey(), entry.getValue()}).second;
+        assert(inserted && "an op has two importers");
+        (void)inserted;
+      }
     return handlers;
   }();
   return table;

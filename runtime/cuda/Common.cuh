@@ -76,6 +76,9 @@ enum DeviceErrorCode : unsigned {
   kOptimizerStep,
   kGatherElementsIndex,
   kGatherElementsBackwardIndex,
+  kGatherNDIndex,
+  kGatherNDBackwardIndex,
+  kScatterNDIndex,
 };
 
 struct DeviceStatus {

@@ -52,6 +52,10 @@ std::string deviceErrorMessage(const DeviceStatus &status) {
     return "gatherElements: index " + value + " out of range";
   case kGatherElementsBackwardIndex:
     return "gatherElementsBackward: index " + value + " out of range";
+  case kGatherNDIndex: return "gatherND: index " + value + " out of range";
+  case kGatherNDBackwardIndex:
+    return "gatherNDBackward: index " + value + " out of range";
+  case kScatterNDIndex: return "scatterND: index " + value + " out of range";
   case kLossLabel: return "loss: label " + value + " out of range";
   case kLossBackwardLabel:
     return "loss backward: label " + value + " out of range";

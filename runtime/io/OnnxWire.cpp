@@ -152,7 +152,9 @@ void copyTyped(const std::vector<std::string_view> &chunks, bool varint,
     throw RuntimeError("tensor '" + name + "' has " +
                        std::to_string(values.size()) + " values for shape " +
                        shapeToString(tensor.shape()));
-  std::memcpy(tensor.data(), values.data(), values.size() * sizeof(Dst));
+  // An empty vector's data() may be null, which memcpy must not be given.
+  if (!values.empty())
+    std::memcpy(tensor.data(), values.data(), values.size() * sizeof(Dst));
 }
 
 std::string readFile(const std::string &path, const std::string &missing) {

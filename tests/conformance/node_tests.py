@@ -33,7 +33,7 @@ SUPPORTED_FAMILIES = [
     "reshape", "sce", "selu", "shape", "sigmoid", "sin", "size", "slice",
     "softmax", "softplus", "softsign", "split", "sqrt", "squeeze", "sub",
     "tanh", "tile", "transpose", "tril", "triu", "unsqueeze", "where",
-    "wrap_pad",
+    "wrap_pad", "gathernd", "scatternd", "resize", "upsample",
     # imported as compositions (frontends/onnx/ComposedOpImporters.cpp)
     "rms_normalization", "rotary_embedding", "castlike", "sum", "mean",
     "instancenorm", "convtranspose", "greater_equal", "less_equal", "gelu",
@@ -47,7 +47,6 @@ SUPPORTED_FAMILIES = [
 # belong to another op that shares the prefix, or use a dtype outside the
 # dialect).
 EXCLUDED = {
-    r"^gathernd": "GatherND is a different op (unsupported)",
     r"^reduce_sum_square": "ReduceSumSquare is a different op (unsupported)",
     r"^maxunpool": "MaxUnpool is a different op (unsupported)",
     r"^identity_(opt|sequence)": "optional/sequence types are not tensors",
@@ -56,7 +55,11 @@ EXCLUDED = {
     r"^cast(like)?_.*(FLOAT8|FLOAT4|INT4|UINT4|INT2|UINT2|e8m0)": "float8/float4/int4/int2 storage formats (opsets 19-25) are not dialect dtypes",
     r"^averagepool_.*dilations": "AveragePool dilations (opset 19) are refused by name: PyTorch's AvgPool has no dilation, so no exporter writes them",
     r"^reduce_max_bool_inputs$": "bool reductions (ReduceMax-20): not a training-graph value",
-    r"^split_to_sequence": "SplitToSequence is a different op: sequence types are not tensors",
+    r"^split_to_sequence": "the graph's output is a sequence: sequences are resolved at import and graph outputs must be tensors (SplitToSequence itself runs in tests/models/modern/sequences and onnx-simple/test_sequence_model*)",
+    r"^resize_.*cubic": "Resize's cubic mode is refused by name: bicubic interpolation is not implemented",
+    r"^resize_.*antialias": "antialiased downscaling (Resize-18 antialias) is refused by name: not implemented",
+    r"^resize_tf_crop_and_resize": "TensorFlow's tf_crop_and_resize coordinate mode is refused by name: no PyTorch export writes it",
+    r"^resize_downsample_sizes_nearest_tf_half_pixel_for_nn$": "tf_half_pixel_for_nn (Resize-11 only, a TensorFlow mode ONNX removed in opset 13) is refused by name",
     r"^(max|min)_(u?int8|u?int16|uint32|uint64)$": "8/16-bit and unsigned integer arithmetic: not a training-graph dtype",
     r"^maxpool_2d_uint8$": "uint8 pooling: not a training-graph dtype",
     r"^cast(like)?_.*STRING": "strings are not tensors of numbers",

@@ -56,6 +56,16 @@ corpus=$build/fuzz-corpus
 mkdir -p "$corpus"
 find "$src/tests/models" "$src/examples" -name '*.onnx' -size -200k \
   -exec cp {} "$corpus/" \; 2>/dev/null || true
+# Inputs that once crashed the importer run first, one by one (a file
+# argument makes libFuzzer execute it instead of fuzzing).
+for regression in "$src"/tests/fuzz/regressions/*.onnx; do
+  if ! "$build/bin/importer-fuzzer" "$regression" > "$build/regression.log" 2>&1; then
+    grep -a -v "^error: " "$build/regression.log" | tail -40
+    echo "importer-fuzzer fails on $regression"
+    exit 1
+  fi
+done
+cp "$src"/tests/fuzz/regressions/*.onnx "$corpus/"
 echo "fuzzing the importer for ${seconds} s"
 # Rejected inputs print one importer error each; keep the log to libFuzzer's
 # own lines and any sanitizer report (-a: fuzzed bytes in an error line

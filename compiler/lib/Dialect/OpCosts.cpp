@@ -8,6 +8,8 @@
 
 #include "remat/Dialect/RematOps.h"
 
+#include <algorithm>
+
 using namespace mlir;
 using namespace remat;
 
@@ -142,4 +144,31 @@ double AttentionOp::getFlops() {
 double AttentionBackwardOp::getFlops() {
   return attentionPairs(getQuery(), getKey(), getCausal()) *
          (6.0 * lastDim(getQuery()) + 4.0 * lastDim(getValue()));
+}
+
+// N-dimensional indexing and resampling.
+double GatherNDOp::getFlops() { return 0; }
+double ScatterNDOp::getFlops() {
+  return getReduction() == "none" ? 0 : elements(getUpdates());
+}
+/// Linear mode: a multiply-add per corner of the interpolated dims (2^m
+/// corners for m resized dims); nearest only moves data.
+static double resizeFlops(StringRef mode, Value input, Value output) {
+  if (mode != "linear")
+    return 0;
+  auto in = llvm::cast<RankedTensorType>(input.getType());
+  auto out = llvm::cast<RankedTensorType>(output.getType());
+  double corners = 1;
+  for (int64_t d = 0; d < in.getRank(); ++d)
+    if (in.getDimSize(d) != out.getDimSize(d))
+      corners *= 2;
+  return 2 * corners * elements(output);
+}
+double ResizeOp::getFlops() {
+  return resizeFlops(getMode(), getInput(), getOutput());
+}
+double GatherNDBackwardOp::getFlops() { return elements(getOutputGrad()); }
+double ResizeBackwardOp::getFlops() {
+  return std::max(resizeFlops(getMode(), getInputGrad(), getOutputGrad()),
+                  elements(getOutputGrad()));
 }

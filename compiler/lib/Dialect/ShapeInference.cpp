@@ -110,4 +110,36 @@ int64_t sliceCount(int64_t start, int64_t limit, int64_t step) {
   return start > limit ? (start - limit + (-step) - 1) / (-step) : 0;
 }
 
+std::optional<llvm::SmallVector<int64_t>>
+gatherNDShape(llvm::ArrayRef<int64_t> data, llvm::ArrayRef<int64_t> indices,
+              int64_t batchDims, std::string &error) {
+  const int64_t r = data.size(), q = indices.size();
+  if (q < 1) {
+    error = "indices must have rank >= 1";
+    return std::nullopt;
+  }
+  if (batchDims < 0 || batchDims >= q || batchDims >= r) {
+    error = "batch_dims " + std::to_string(batchDims) +
+            " must be below the ranks of the input (" + std::to_string(r) +
+            ") and the indices (" + std::to_string(q) + ")";
+    return std::nullopt;
+  }
+  const int64_t depth = indices.back();
+  if (depth < 1 || depth > r - batchDims) {
+    error = "index tuples of " + std::to_string(depth) +
+            " coordinates do not fit the input " + shapeString(data) +
+            " after " + std::to_string(batchDims) + " batch dims";
+    return std::nullopt;
+  }
+  if (data.take_front(batchDims) != indices.take_front(batchDims)) {
+    error = "batch dims of the input " + shapeString(data.take_front(batchDims)) +
+            " and the indices " + shapeString(indices.take_front(batchDims)) +
+            " differ";
+    return std::nullopt;
+  }
+  llvm::SmallVector<int64_t> shape(indices.drop_back());
+  shape.append(data.begin() + batchDims + depth, data.end());
+  return shape;
+}
+
 } // namespace remat

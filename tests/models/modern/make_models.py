@@ -330,3 +330,131 @@ def attention_model(dtype):
 
 write_fd_case("attention23_train", attention_model, at_params,
               arng.standard_normal((2, 4, 8)))
+
+
+# indexing_train: GatherND (repeated and negative tuples), two Resizes as
+# PyTorch exports them (bilinear: linear + pytorch_half_pixel, by scales;
+# nearest: asymmetric + floor, by sizes, down along one dim and up along
+# the other) and two ScatterNDs (none on the input, add with a repeated
+# tuple), trained: gradients and one SGD step against float64 central
+# differences on onnx.reference.
+irng = np.random.default_rng(12)
+ix_params = {"emb.weight": irng.standard_normal((5, 3)),
+             "scatter.w": irng.standard_normal((2, 8)),
+             "scatter.u": irng.standard_normal((3, 8))}
+ix_weight = irng.standard_normal((2, 1, 4, 8))
+
+
+def indexing_model(dtype):
+    np_dtype = np.float32 if dtype == T.FLOAT else np.float64
+    inits = []
+    for pname, value in ix_params.items():
+        t = numpy_helper.from_array(value.astype(np_dtype), pname)
+        t.doc_string = "role=parameter"
+        inits.append(t)
+    lw = numpy_helper.from_array(ix_weight.astype(np_dtype), "loss.weight")
+    lw.doc_string = "role=buffer"
+    inits += [lw,
+              i64("tokens", [[[1], [-1], [1], [0]], [[4], [2], [2], [-5]]]),
+              i64("shape4", [2, 1, 4, 3]),
+              i64("sizes", [2, 1, 4, 8]),
+              i64("rows", [[1, 0, 3], [0, 0, -4]]),
+              i64("cells", [[0, 0, 2], [1, 0, 1], [0, 0, 2]]),
+              numpy_helper.from_array(np.array([1, 1, 2, 1.5], dtype=np.float32),
+                                      "scales")]
+    nodes = [
+        h.make_node("GatherND", ["emb.weight", "tokens"], ["e"], name="embed"),
+        h.make_node("Reshape", ["e", "shape4"], ["e4"], name="to4d"),
+        h.make_node("Resize", ["e4", "", "scales"], ["r1"], name="bilinear",
+                    mode="linear", coordinate_transformation_mode="pytorch_half_pixel"),
+        h.make_node("Resize", ["r1", "", "", "sizes"], ["r2"], name="nearest",
+                    mode="nearest", coordinate_transformation_mode="asymmetric",
+                    nearest_mode="floor"),
+        h.make_node("ScatterND", ["x", "rows", "scatter.w"], ["s1"], name="put"),
+        h.make_node("Add", ["s1", "r2"], ["a"], name="add"),
+        h.make_node("ScatterND", ["a", "cells", "scatter.u"], ["s2"], name="accumulate",
+                    reduction="add"),
+        h.make_node("Mul", ["s2", "loss.weight"], ["w"], name="weigh"),
+        h.make_node("ReduceSum", ["w"], ["loss"], name="loss", keepdims=0),
+    ]
+    return model(nodes, [tin("x", [2, 1, 4, 8], dtype)], [tout("loss", 0, dtype)],
+                 opset=18, inits=inits)
+
+
+write_fd_case("indexing_train", indexing_model, ix_params,
+              irng.standard_normal((2, 1, 4, 8)))
+
+
+# sequences: the sequence ops as the importer resolves them, against
+# onnx.reference: SplitToSequence (a scalar split and keepdims=0),
+# SequenceAt with negative positions, SequenceInsert, SequenceErase,
+# SequenceLength, SequenceConstruct, SequenceEmpty and ConcatFromSequence
+# (concatenating and stacking).
+def i64_scalar(name, value):
+    return numpy_helper.from_array(np.array(value, dtype=np.int64), name)
+
+
+save(model([h.make_node("SplitToSequence", ["x", "two"], ["seq"], name="split", axis=1),
+            h.make_node("SequenceAt", ["seq", "zero"], ["first"], name="first"),
+            h.make_node("SequenceAt", ["seq", "minus1"], ["last"], name="last"),
+            h.make_node("Relu", ["first"], ["relu"], name="relu"),
+            h.make_node("SequenceInsert", ["seq", "relu", "one"], ["seq2"], name="insert"),
+            h.make_node("SequenceErase", ["seq2", "minus1"], ["seq3"], name="erase"),
+            h.make_node("ConcatFromSequence", ["seq3"], ["cat"], name="cat", axis=1),
+            h.make_node("SequenceLength", ["seq2"], ["len"], name="length"),
+            h.make_node("SequenceConstruct", ["first", "last"], ["pair"], name="pair"),
+            h.make_node("ConcatFromSequence", ["pair"], ["stack"], name="stack", axis=-1,
+                        new_axis=1),
+            h.make_node("SequenceEmpty", [], ["empty"], name="empty"),
+            h.make_node("SequenceInsert", ["empty", "last"], ["single"], name="append"),
+            h.make_node("SequenceAt", ["single", "zero"], ["again"], name="again"),
+            h.make_node("SplitToSequence", ["x"], ["cols"], name="columns", axis=2,
+                        keepdims=0),
+            h.make_node("SequenceAt", ["cols", "three"], ["col3"], name="col3")],
+           [tin("x", [2, 6, 4])],
+           [tout("cat", 3), tout("stack", 4), tout("len", 0, T.INT64), tout("again", 3),
+            tout("col3", 2)],
+           opset=18, inits=[i64_scalar("two", 2), i64_scalar("zero", 0),
+                            i64_scalar("minus1", -1), i64_scalar("one", 1),
+                            i64_scalar("three", 3)]),
+     "sequences.onnx")
+m = onnx.load(os.path.join(HERE, "sequences.onnx"))
+x = np.random.default_rng(13).standard_normal((2, 6, 4)).astype(np.float32)
+outputs = ReferenceEvaluator(m).run(None, {"x": x})
+ds = os.path.join(HERE, "sequences", "test_data_set_0")
+os.makedirs(ds, exist_ok=True)
+with open(os.path.join(ds, "input_0.pb"), "wb") as f:
+    f.write(numpy_helper.from_array(x, "x").SerializeToString())
+for i, (value, out) in enumerate(zip(outputs, m.graph.output)):
+    with open(os.path.join(ds, f"output_{i}.pb"), "wb") as f:
+        f.write(numpy_helper.from_array(np.asarray(value), out.name).SerializeToString())
+
+# Sequences the importer must refuse, each in one line naming the node: a
+# position known only at run time, and a sequence as a graph output.
+save(model([h.make_node("SplitToSequence", ["x"], ["seq"], name="split", axis=0),
+            h.make_node("SequenceAt", ["seq", "p"], ["y"], name="pick")],
+           [tin("x", [3, 2]), tin("p", [], T.INT64)], [tout("y", 1)]),
+     "sequence_runtime_position.onnx")
+seq_out = h.make_tensor_sequence_value_info("seq", T.FLOAT, None)
+save(model([h.make_node("SplitToSequence", ["x"], ["seq"], name="split", axis=0)],
+           [tin("x", [3, 2])], [seq_out]), "sequence_output.onnx")
+
+# Resize forms refused by name with the reason (cubic, TensorFlow's
+# crop-and-resize, antialiased downscaling).
+for name, attrs in [("resize_cubic", {"mode": "cubic"}),
+                    ("resize_crop", {"mode": "linear",
+                                     "coordinate_transformation_mode": "tf_crop_and_resize"}),
+                    ("resize_antialias", {"mode": "linear", "antialias": 1})]:
+    save(model([h.make_node("Resize", ["x", "", "scales"], ["y"], name="resize", **attrs)],
+               [tin("x", [1, 1, 4, 4])], [tout("y", 4)],
+               inits=[numpy_helper.from_array(np.array([1, 1, 0.5, 0.5], dtype=np.float32),
+                                              "scales")]),
+         name + ".onnx")
+
+# A Range whose limit is only known at run time: its length depends on
+# data, which static shapes cannot express.
+save(model([h.make_node("ReduceMax", ["n"], ["limit"], name="limit", keepdims=0),
+            h.make_node("Range", ["zero", "limit", "one"], ["r"], name="positions")],
+           [tin("n", [3], T.INT64)], [tout("r", 1, T.INT64)],
+           inits=[i64_scalar("zero", 0), i64_scalar("one", 1)]),
+     "range_runtime_limit.onnx")

@@ -578,5 +578,6 @@ def Remat_NllLossOp : Remat_Op<"nll_loss", [Remat_Differentiable, Pure, InferTyp
 
 include "remat/Dialect/RematGradOps.td"
 include "remat/Dialect/RematOptimizerOps.td"
+include "remat/Dialect/RematIndexingOps.td"
 
 #endif // REMAT_OPS

@@ -52,6 +52,13 @@ int64_t windowOutputSize(int64_t inputSize, int64_t kernel, int64_t stride,
 /// Number of elements a normalised slice (see remat.slice) selects.
 int64_t sliceCount(int64_t start, int64_t limit, int64_t step);
 
+/// Result shape of ONNX GatherND (remat.gather_nd): indices.shape[:-1] +
+/// data.shape[batchDims + k:] with k = indices.shape[-1]; std::nullopt with
+/// `error` set when the operands do not fit.
+std::optional<llvm::SmallVector<int64_t>>
+gatherNDShape(llvm::ArrayRef<int64_t> data, llvm::ArrayRef<int64_t> indices,
+              int64_t batchDims, std::string &error);
+
 } // namespace remat
 
 #endif // REMAT_DIALECT_SHAPEINFERENCE_H

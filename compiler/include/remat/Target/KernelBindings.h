@@ -185,6 +185,47 @@ inline rt::LossReduction lossReduction(llvm::StringRef reduction) {
   return rt::LossReduction::Mean;
 }
 
+/// The runtime's reduction for a scatter_nd op's `reduction` attribute
+/// (which ODS restricts to these five).
+inline rt::ScatterReduction scatterReduction(llvm::StringRef reduction) {
+  if (reduction == "add")
+    return rt::ScatterReduction::Add;
+  if (reduction == "mul")
+    return rt::ScatterReduction::Mul;
+  if (reduction == "max")
+    return rt::ScatterReduction::Max;
+  if (reduction == "min")
+    return rt::ScatterReduction::Min;
+  return rt::ScatterReduction::None;
+}
+
+/// The runtime's parameters of a resize or resize_backward op (ODS
+/// restricts the modes to these).
+template <typename ResizeLikeOp>
+rt::ResizeParams resizeParams(ResizeLikeOp op) {
+  rt::ResizeParams params;
+  params.mode = op.getMode() == "linear" ? rt::ResizeMode::Linear
+                                         : rt::ResizeMode::Nearest;
+  llvm::StringRef coordinates = op.getCoordinateTransformationMode();
+  params.coordinates =
+      coordinates == "half_pixel_symmetric"
+          ? rt::ResizeCoordinates::HalfPixelSymmetric
+      : coordinates == "pytorch_half_pixel"
+          ? rt::ResizeCoordinates::PytorchHalfPixel
+      : coordinates == "align_corners" ? rt::ResizeCoordinates::AlignCorners
+      : coordinates == "asymmetric"    ? rt::ResizeCoordinates::Asymmetric
+                                       : rt::ResizeCoordinates::HalfPixel;
+  llvm::StringRef nearest = op.getNearestMode();
+  params.nearest = nearest == "round_prefer_ceil"
+                       ? rt::ResizeNearest::RoundPreferCeil
+                   : nearest == "floor" ? rt::ResizeNearest::Floor
+                   : nearest == "ceil"  ? rt::ResizeNearest::Ceil
+                                        : rt::ResizeNearest::RoundPreferFloor;
+  for (double scale : op.getScales())
+    params.scales.push_back(scale);
+  return params;
+}
+
 } // namespace binding
 
 template <typename Call>
@@ -218,6 +259,7 @@ private:
     bindLosses();
     bindBackward();
     bindOptimizers();
+    bindIndexing();
   }
 
   template <typename OpT, typename Fn> void bind(Fn fn) {
@@ -274,6 +316,7 @@ private:
   void bindLosses();
   void bindBackward();
   void bindOptimizers();
+  void bindIndexing();
 
   llvm::DenseMap<mlir::TypeID, KernelBinding<Call>> table_;
 };
@@ -744,6 +787,38 @@ template <typename Call> void KernelBindings<Call>::bindOptimizers() {
                   op.getGrowthFactor().convertToDouble(),
                   op.getBackoffFactor().convertToDouble(),
                   static_cast<int64_t>(op.getGrowthInterval()));
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// N-dimensional indexing and resampling
+//===----------------------------------------------------------------------===//
+
+template <typename Call> void KernelBindings<Call>::bindIndexing() {
+  bind<GatherNDOp>([](GatherNDOp op, Call &c) {
+    return c.call(REMAT_KERNEL(gatherND), c.operand(op.getInput()),
+                  c.operand(op.getIndices()), c.result(op.getOutput()),
+                  static_cast<int64_t>(op.getBatchDims()));
+  });
+  bind<GatherNDBackwardOp>([](GatherNDBackwardOp op, Call &c) {
+    return c.call(REMAT_KERNEL_WITH_SCRATCH(gatherNDBackward),
+                  c.operand(op.getOutputGrad()), c.operand(op.getIndices()),
+                  c.result(op.getInputGrad()),
+                  static_cast<int64_t>(op.getBatchDims()));
+  });
+  bind<ScatterNDOp>([](ScatterNDOp op, Call &c) {
+    return c.call(REMAT_KERNEL(scatterND), c.operand(op.getInput()),
+                  c.operand(op.getIndices()), c.operand(op.getUpdates()),
+                  c.result(op.getOutput()),
+                  binding::scatterReduction(op.getReduction()));
+  });
+  bind<ResizeOp>([](ResizeOp op, Call &c) {
+    return c.call(REMAT_KERNEL(resize), c.operand(op.getInput()),
+                  c.result(op.getOutput()), binding::resizeParams(op));
+  });
+  bind<ResizeBackwardOp>([](ResizeBackwardOp op, Call &c) {
+    return c.call(REMAT_KERNEL(resizeBackward), c.operand(op.getOutputGrad()),
+                  c.result(op.getInputGrad()), binding::resizeParams(op));
   });
 }
 

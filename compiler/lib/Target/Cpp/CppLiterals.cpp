@@ -185,4 +185,46 @@ std::string cppLiteral(const rt::AdamOptions &options) {
          "}";
 }
 
+std::string cppLiteral(rt::ScatterReduction reduction) {
+  const char *name = "";
+  switch (reduction) {
+  case rt::ScatterReduction::None: name = "None"; break;
+  case rt::ScatterReduction::Add: name = "Add"; break;
+  case rt::ScatterReduction::Mul: name = "Mul"; break;
+  case rt::ScatterReduction::Max: name = "Max"; break;
+  case rt::ScatterReduction::Min: name = "Min"; break;
+  }
+  return std::string("remat::rt::ScatterReduction::") + name;
+}
+
+std::string cppLiteral(const rt::ResizeParams &params) {
+  const char *mode =
+      params.mode == rt::ResizeMode::Linear ? "Linear" : "Nearest";
+  const char *coordinates = "";
+  switch (params.coordinates) {
+  case rt::ResizeCoordinates::HalfPixel: coordinates = "HalfPixel"; break;
+  case rt::ResizeCoordinates::HalfPixelSymmetric:
+    coordinates = "HalfPixelSymmetric";
+    break;
+  case rt::ResizeCoordinates::PytorchHalfPixel:
+    coordinates = "PytorchHalfPixel";
+    break;
+  case rt::ResizeCoordinates::AlignCorners: coordinates = "AlignCorners"; break;
+  case rt::ResizeCoordinates::Asymmetric: coordinates = "Asymmetric"; break;
+  }
+  const char *nearest = "";
+  switch (params.nearest) {
+  case rt::ResizeNearest::RoundPreferFloor: nearest = "RoundPreferFloor"; break;
+  case rt::ResizeNearest::RoundPreferCeil: nearest = "RoundPreferCeil"; break;
+  case rt::ResizeNearest::Floor: nearest = "Floor"; break;
+  case rt::ResizeNearest::Ceil: nearest = "Ceil"; break;
+  }
+  std::string scales = "{";
+  for (size_t i = 0; i < params.scales.size(); ++i)
+    scales += (i ? ", " : "") + cppDouble(params.scales[i]);
+  return std::string("remat::rt::ResizeParams{remat::rt::ResizeMode::") +
+         mode + ", remat::rt::ResizeCoordinates::" + coordinates +
+         ", remat::rt::ResizeNearest::" + nearest + ", " + scales + "}}";
+}
+
 } // namespace remat

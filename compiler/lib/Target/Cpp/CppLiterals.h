@@ -40,6 +40,8 @@ std::string cppLiteral(const rt::UnaryParams &params);
 std::string cppLiteral(const rt::WindowParams &params);
 std::string cppLiteral(const rt::SgdOptions &options);
 std::string cppLiteral(const rt::AdamOptions &options);
+std::string cppLiteral(rt::ScatterReduction reduction);
+std::string cppLiteral(const rt::ResizeParams &params);
 
 } // namespace remat
 

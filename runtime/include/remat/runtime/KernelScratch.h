@@ -182,6 +182,19 @@ inline size_t attentionBackwardScratchBytes(
   return attentionBackwardScratchBytes(q, k, v);
 }
 
+//===----------------------------------------------------------------------===//
+// N-dimensional indexing (defined with the kernels, cpu/ScatterGather.cpp)
+//===----------------------------------------------------------------------===//
+
+/// gatherNDBackward: a float accumulator for 16-bit dx (f32 and f64
+/// accumulate in dx itself).
+size_t gatherNDBackwardScratchBytes(const TensorView &dx);
+inline size_t gatherNDBackwardScratchBytes(const TensorView &,
+                                           const TensorView &,
+                                           const TensorView &dx, int64_t) {
+  return gatherNDBackwardScratchBytes(dx);
+}
+
 } // namespace remat::rt
 
 #endif // REMAT_RUNTIME_KERNELSCRATCH_H

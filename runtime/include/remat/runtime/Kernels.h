@@ -92,6 +92,41 @@ struct AdamOptions {
   bool decoupledWeightDecay = false; // AdamW
 };
 
+/// scatterND(): how an update combines with the element it lands on (ONNX
+/// ScatterND-18's `reduction`).
+enum class ScatterReduction { None, Add, Mul, Max, Min };
+
+/// resize(): how values are read (ONNX Resize's `mode`; cubic is refused at
+/// import).
+enum class ResizeMode { Nearest, Linear };
+
+/// resize(): how an output index maps to an input coordinate (ONNX
+/// Resize's `coordinate_transformation_mode`, tf_crop_and_resize refused).
+enum class ResizeCoordinates {
+  HalfPixel,          // (o + 0.5) / scale - 0.5
+  HalfPixelSymmetric, // half_pixel about the centre of the scaled extent
+  PytorchHalfPixel,   // half_pixel, but 0 where the output has one element
+  AlignCorners,       // o * (in - 1) / (scale * in - 1)
+  Asymmetric,         // o / scale
+};
+
+/// resize(): which input index nearest mode reads for a coordinate between
+/// two (ONNX Resize's `nearest_mode`).
+enum class ResizeNearest { RoundPreferFloor, RoundPreferCeil, Floor, Ceil };
+
+/// Per-dim floating-point parameters (at most one per dim, no heap).
+using DimScales = InlineVector<double, kMaxRank>;
+
+/// resize() and resizeBackward(). `scales` has one entry per dim: the scale
+/// the coordinate transform uses (output / input when the model gave
+/// sizes); a dim whose scale is 1 and whose size is unchanged is copied.
+struct ResizeParams {
+  ResizeMode mode = ResizeMode::Nearest;
+  ResizeCoordinates coordinates = ResizeCoordinates::HalfPixel;
+  ResizeNearest nearest = ResizeNearest::RoundPreferFloor;
+  DimScales scales;
+};
+
 //===----------------------------------------------------------------------===//
 // The CPU kernels
 //===----------------------------------------------------------------------===//
