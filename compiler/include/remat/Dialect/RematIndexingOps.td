@@ -11,8 +11,8 @@
 #ifndef REMAT_INDEXING_OPS
 #define REMAT_INDEXING_OPS
 
-def Remat_GatherNDOp : Remat_Op<"gather_nd", [Remat_AnyDTypeKernel,
-    Remat_Differentiable, Pure, InferTypeOpAdaptor], Remat_CustomFlops> {
+def Remat_GatherNDOp : Remat_Op<"gather_nd",
+    [Remat_Differentiable, Pure, InferTypeOpAdaptor], Remat_CustomFlops> {
   let summary = "ONNX GatherND: slices of the input named by index tuples";
   let description = [{
     indices [b..., q..., k] holds index tuples of k coordinates into the
@@ -27,8 +27,8 @@ def Remat_GatherNDOp : Remat_Op<"gather_nd", [Remat_AnyDTypeKernel,
   let results = (outs Remat_Tensor:$output);
 }
 
-def Remat_ScatterNDOp : Remat_Op<"scatter_nd", [Remat_AnyDTypeKernel,
-    Remat_Differentiable, Pure, AllTypesMatch<["input", "output"]>],
+def Remat_ScatterNDOp : Remat_Op<"scatter_nd",
+    [Remat_Differentiable, Pure, AllTypesMatch<["input", "output"]>],
     Remat_CustomFlops> {
   let summary = "ONNX ScatterND: the input with slices replaced or combined";
   let description = [{
@@ -52,8 +52,7 @@ defvar Remat_ResizeCoordinateModes = ["half_pixel", "half_pixel_symmetric",
 defvar Remat_ResizeNearestModes = ["round_prefer_floor", "round_prefer_ceil",
     "floor", "ceil"];
 
-def Remat_ResizeOp : Remat_Op<"resize", [Remat_AnyDTypeKernel,
-    Remat_Differentiable, Pure], Remat_CustomFlops> {
+def Remat_ResizeOp : Remat_Op<"resize", [Remat_Differentiable, Pure], Remat_CustomFlops> {
   let summary = "ONNX Resize, modes nearest and linear; the type gives the size";
   let description = [{
     Each output index o of dim d reads the input at coordinate
@@ -73,8 +72,7 @@ def Remat_ResizeOp : Remat_Op<"resize", [Remat_AnyDTypeKernel,
   let hasVerifier = 1;
 }
 
-def Remat_GatherNDBackwardOp : Remat_GradOp<"gather_nd_backward",
-    [Remat_AnyDTypeKernel]> {
+def Remat_GatherNDBackwardOp : Remat_GradOp<"gather_nd_backward"> {
   let summary = "scatter-add of dy into zeros of the input's shape, tuple by tuple";
   let description = [{
     The gradient of remat.gather_nd: each index tuple's slice of dy is added
@@ -87,8 +85,7 @@ def Remat_GatherNDBackwardOp : Remat_GradOp<"gather_nd_backward",
   let hasVerifier = 1;
 }
 
-def Remat_ResizeBackwardOp : Remat_GradOp<"resize_backward",
-    [Remat_AnyDTypeKernel]> {
+def Remat_ResizeBackwardOp : Remat_GradOp<"resize_backward"> {
   let summary = "each input element's sum of dy over the outputs that read it";
   let description = [{
     The gradient of remat.resize (the forward's attributes; the result type
