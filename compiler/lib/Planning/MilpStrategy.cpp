@@ -32,10 +32,7 @@
 
 #include "remat/Planning/Strategies.h"
 
-#include "CbcModel.hpp"
-#include "CbcSolver.hpp"
-#include "CoinPackedMatrix.hpp"
-#include "OsiClpSolverInterface.hpp"
+#include "MipSolver.h"
 
 #include <algorithm>
 #include <cmath>
@@ -47,9 +44,7 @@ namespace remat::plan {
 namespace detail {
 namespace {
 
-int noCallback(CbcModel *, int) { return 0; }
-
-struct MilpModel {
+struct MilpModel : MipModel {
   int n = 0;
   // Column indices; -1 where the variable is fixed to 0 and omitted.
   std::vector<std::vector<int>> R; // R[t][i], i <= t
@@ -63,39 +58,7 @@ struct MilpModel {
   std::vector<std::vector<int>> U;
   // freeAt[t][j]: indices into `frees` of frees after stageNodes[t][j].
   std::vector<std::vector<std::vector<int>>> freeAt;
-
-  std::vector<double> colLower, colUpper, objective;
-  std::vector<char> integer;
-  std::vector<std::string> names;
-  // The constraint matrix as triplets (CoinPackedMatrix::appendRow is
-  // quadratic when called row by row).
-  std::vector<int> tripletRow, tripletCol;
-  std::vector<double> tripletValue;
-  std::vector<double> rowLower, rowUpper;
   double byteScale = 1, timeScale = 1, memLimit = 0;
-
-  int addColumn(double lo, double hi, double obj, bool isInt,
-                std::string name) {
-    colLower.push_back(lo);
-    colUpper.push_back(hi);
-    objective.push_back(obj);
-    integer.push_back(isInt);
-    names.push_back(std::move(name));
-    return static_cast<int>(colLower.size()) - 1;
-  }
-  void addRow(const std::vector<std::pair<int, double>> &terms, double lo,
-              double hi) {
-    int row = static_cast<int>(rowLower.size());
-    for (auto [c, v] : terms) {
-      if (c < 0)
-        continue;
-      tripletRow.push_back(row);
-      tripletCol.push_back(c);
-      tripletValue.push_back(v);
-    }
-    rowLower.push_back(lo);
-    rowUpper.push_back(hi);
-  }
 };
 
 MilpModel buildModel(const RematProblem &problem, const ForwardInfo &info,
@@ -462,85 +425,30 @@ RematPlan solveMilp(const RematProblem &problem, const MilpOptions &options,
     return giveUp("MILP: the fixed bytes alone exceed the budget");
 
   MilpModel m = buildModel(problem, info, options.recomputeInForwardStages);
-  OsiClpSolverInterface solver;
-  CoinPackedMatrix matrix(/*colordered=*/true, m.tripletRow.data(),
-                          m.tripletCol.data(), m.tripletValue.data(),
-                          static_cast<CoinBigIndex>(m.tripletValue.size()));
-  matrix.setDimensions(static_cast<int>(m.rowLower.size()),
-                       static_cast<int>(m.colLower.size()));
-  solver.loadProblem(matrix, m.colLower.data(), m.colUpper.data(),
-                     m.objective.data(), m.rowLower.data(), m.rowUpper.data());
-  for (size_t c = 0; c < m.integer.size(); ++c) {
-    if (m.integer[c])
-      solver.setInteger(static_cast<int>(c));
-    solver.setColName(static_cast<int>(c), m.names[c]);
-  }
-  solver.messageHandler()->setLogLevel(0);
-  solver.setHintParam(OsiDoReducePrint, true, OsiHintTry);
-
-  CbcModel model(solver);
-  model.setLogLevel(options.logLevel);
-  model.messageHandler()->setLogLevel(options.logLevel);
+  MipOptions mipOptions;
+  mipOptions.seconds =
+      std::max(0.1, options.timeLimitSeconds - watch.seconds());
+  mipOptions.logLevel = options.logLevel;
   bool warmUsed = false;
   if (warm && options.warmStart) {
     std::vector<double> x = warmColumns(problem, m, *warm);
     if (!x.empty()) {
-      std::vector<std::pair<std::string, double>> start;
-      start.reserve(x.size());
+      mipOptions.start.reserve(x.size());
       for (size_t c = 0; c < x.size(); ++c)
         if (m.integer[c])
-          start.emplace_back(m.names[c], x[c]);
-      model.setMIPStart(start);
+          mipOptions.start.emplace_back(m.names[c], x[c]);
       warmUsed = true;
     }
   }
-  CbcSolverUsefulData data;
-  data.noPrinting_ = options.logLevel == 0;
-  data.useSignalHandler_ = false;
-  CbcMain0(model, data);
-  char secs[32];
-  double remaining = std::max(0.1, options.timeLimitSeconds - watch.seconds());
-  std::snprintf(secs, sizeof secs, "%.3f", remaining);
-  std::string logLevel = std::to_string(options.logLevel);
-  std::vector<std::string> args = {"remat-milp", "-log",     logLevel,
-                                    "-timeMode",  "elapsed",  "-sec",
-                                    secs,         "-ratioGap", "1e-6",
-                                    // CBC 2.10's default SOS preprocessing
-                                    // crashed in postProcess and once
-                                    // declared a model with a feasible MIP
-                                    // start infeasible; the model is small
-                                    // and tight enough without it.
-                                    "-preprocess", "off"};
-  // Extra CBC options for experiments (e.g. REMAT_CBC_ARGS="-cuts off").
-  if (const char *extra = std::getenv("REMAT_CBC_ARGS")) {
-    std::string e = extra, tok;
-    for (char ch : e + " ") {
-      if (ch == ' ') {
-        if (!tok.empty())
-          args.push_back(tok);
-        tok.clear();
-      } else {
-        tok += ch;
-      }
-    }
-  }
-  args.push_back("-solve");
-  args.push_back("-quit");
-  std::vector<const char *> argv;
-  for (const auto &a : args)
-    argv.push_back(a.c_str());
-  CbcMain1(static_cast<int>(argv.size()), argv.data(), model, noCallback,
-           data);
-
-  const double *sol = model.bestSolution();
-  if (model.isProvenInfeasible() && !sol) {
+  MipResult result = solveMip(m, mipOptions);
+  if (result.provenInfeasible) {
     // An answer ("nothing fits"), unless the fallback fits after all: then
     // returning it would pass another strategy's plan off as the MILP's.
     return giveUp("MILP: proven infeasible: no plan in the Checkmate space "
                   "fits the budget",
                   /*solved=*/!fits(problem, fallback));
   }
-  if (!sol) {
+  if (!result.hasSolution) {
     char limit[32];
     std::snprintf(limit, sizeof limit, "%g", options.timeLimitSeconds);
     return giveUp("MILP: no feasible solution found within the time limit (" +
@@ -548,6 +456,7 @@ RematPlan solveMilp(const RematProblem &problem, const MilpOptions &options,
                       " nodes)",
                   /*solved=*/false);
   }
+  const std::vector<double> &sol = result.solution;
 
   RematPlan plan;
   for (int t = 0; t < n; ++t)
@@ -559,9 +468,9 @@ RematPlan solveMilp(const RematProblem &problem, const MilpOptions &options,
     return giveUp("MILP: internal error, solution is not a valid sequence: " +
                       error,
                   /*solved=*/false);
-  double obj = model.getObjValue();
-  double bound = model.getBestPossibleObjValue();
-  plan.provedOptimal = model.isProvenOptimal();
+  double obj = result.objective;
+  double bound = result.bound;
+  plan.provedOptimal = result.provenOptimal;
   plan.optimalityGap =
       plan.provedOptimal ? 0
                          : std::max(0.0, (obj - bound) /
