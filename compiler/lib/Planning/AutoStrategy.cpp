@@ -36,10 +36,12 @@
 
 #include "PlanningSupport.h"
 
+#include "remat/Planning/StepTimeBound.h"
 #include "remat/Planning/Strategies.h"
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <random>
 
 namespace remat::plan {
@@ -444,6 +446,37 @@ RematPlan planAuto(const RematProblem &problem, const AutoOptions &options) {
       search.tailSearch(selective[i].second);
   }
 
+  std::optional<Candidate> hintStart;
+  // Seeds from the step-time bound's relaxation: the values its solution
+  // recomputes (absent at some step), dropped after their last forward use;
+  // at several thresholds, since an LP solution can be fractional. Its
+  // solution often is a plan, or close to one a local search reaches.
+  std::optional<StepTimeBound> bound;
+  std::vector<double> relaxed = options.relaxedSolution;
+  if (options.boundHint && relaxed.empty()) {
+    bound = boundStepTime(problem, options.bound);
+    relaxed = bound->absence;
+  }
+  if (options.boundHint && static_cast<int>(relaxed.size()) == n) {
+    std::vector<std::pair<RematPlan, Candidate>> hinted;
+    for (double threshold : {0.5, 0.01, 0.99}) {
+      Candidate c;
+      c.level.assign(n, 0);
+      for (int v : info.fwdNodes)
+        if (relaxed[v] >= threshold)
+          c.level[v] = kNotKept;
+      c.label = "relaxation(absence >= " + std::to_string(threshold) + ")";
+      seed(c);
+      hinted.push_back(seeds.back());
+    }
+    std::stable_sort(hinted.begin(), hinted.end(),
+                     [&](const auto &a, const auto &b) {
+                       return better(problem, a.first, b.first);
+                     });
+    search.tailSearch(hinted.front().second);
+    hintStart = hinted.front().second;
+  }
+
   // 2. Tails on the best few distinct seeds.
   std::stable_sort(seeds.begin(), seeds.end(), [&](const auto &a,
                                                    const auto &b) {
@@ -459,6 +492,10 @@ RematPlan planAuto(const RematProblem &problem, const AutoOptions &options) {
 
   // 3. Local search.
   auto units = search.makeUnits(small);
+  // The relaxation's plan rarely fits as it is (it ignores the memory of
+  // recomputations): climb from it first.
+  if (hintStart)
+    search.localSearch(*hintStart, units, /*allowLevel1=*/true, 0);
   // Small graphs: several starts (the best distinct seeds), each with many
   // perturbations; big graphs: the best plan so far, within the time limit.
   if (small) {
@@ -507,6 +544,7 @@ RematPlan planAuto(const RematProblem &problem, const AutoOptions &options) {
                      (search.workLeft() ? "" : ", work limit reached") + ")";
   result.note = result.note.empty() ? note : note + "; " + result.note;
   result.searchWork = search.work;
+  result.bound = bound;
   finish(problem, result, label, watch.seconds());
   return result;
 }

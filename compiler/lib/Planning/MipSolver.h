@@ -63,7 +63,7 @@ struct MipResult {
 
 MipResult solveMip(const MipModel &model, const MipOptions &options);
 
-/// The LP relaxation alone (CLP's dual simplex): its optimum is a lower
+/// The LP relaxation alone (CLP's primal simplex): its optimum is a lower
 /// bound on the MILP's. provenInfeasible when the LP has no solution.
 MipResult solveLpRelaxation(const MipModel &model);
 

@@ -8,6 +8,7 @@
 #include "remat/Dialect/RematOps.h"
 #include "remat/Planning/ByteSize.h"
 #include "remat/Planning/MemoryPlan.h"
+#include "remat/Planning/StepTimeBound.h"
 
 #include "mlir/IR/Builders.h"
 
@@ -204,8 +205,14 @@ FailureOr<PlanReport> planTrainStep(func::FuncOp func, const CostModel &costMode
     }
     return measuredPeak;
   };
+  // The optimality bound at the budget (StepTimeBound.h): it covers every
+  // plan whose arena fits, i.e. every plan the verdict below accepts. Its
+  // relaxed solution seeds auto.
+  const plan::StepTimeBound bound = plan::boundStepTime(
+      graph.problem, options.strategyOptions.autoOptions.bound);
   plan::RematPlan chosen;
   plan::StrategyOptions strategyOptions = options.strategyOptions;
+  strategyOptions.autoOptions.relaxedSolution = bound.absence;
   int64_t workPool = 3 * strategyOptions.autoOptions.workLimit;
   for (int attempt = 0; attempt < 6; ++attempt) {
     chosen = plan::runStrategy(options.strategy, graph.problem,
@@ -326,6 +333,12 @@ FailureOr<PlanReport> planTrainStep(func::FuncOp func, const CostModel &costMode
       graph.persistentBytes + memory.arenaBytes + workspaceBytes;
   report.feasible = report.peakBytes <= options.budgetBytes;
   report.estimatedStepSeconds = chosen.seconds;
+  report.optimalityBoundNote = bound.note;
+  if (!bound.infeasible) {
+    report.optimalityBoundSeconds = bound.seconds;
+    if (report.feasible)
+      report.optimalityGap = chosen.seconds / bound.seconds - 1;
+  }
   if (!report.feasible)
     report.infeasibleReason = explainInfeasible(report, options);
   report.plannerSeconds =

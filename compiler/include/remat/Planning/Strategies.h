@@ -74,6 +74,13 @@ struct AutoOptions {
   /// 0 turns it off.
   int milpBelowNodes = 80;
   double milpSeconds = 3;
+  /// Seed the search with the solution of the step-time bound's relaxation
+  /// (StepTimeBound.h): `relaxedSolution` when given (StepTimeBound::absence
+  /// of a bound the caller computed), else auto computes the bound at its
+  /// budget with `bound` and returns it with the plan (RematPlan::bound).
+  bool boundHint = true;
+  StepTimeBoundOptions bound;
+  std::vector<double> relaxedSolution;
   /// Seed for the perturbations of the local search. Results are
   /// deterministic, except where the MILP polish stops on milpSeconds.
   unsigned seed = 1;
