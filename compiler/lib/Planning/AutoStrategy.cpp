@@ -14,9 +14,10 @@
 //     found by bisection (the last layers' backward comes first, so keeping
 //     them costs memory only while the peak has not been reached).
 //  3. Local search over each value's mode: kept, dropped, dropped and
-//     recomputed only transiently (kTransient), kept through its first
-//     backward use (kKeepFirst) or its first use of any kind (kKeepToUse),
-//     or a nested checkpoint (level 1). Moves: one unit to another mode,
+//     recomputed only transiently (kTransient) or for each reader
+//     (kEachUse), kept through its first backward use (kKeepFirst) or its
+//     first use of any kind (kKeepToUse), or a nested checkpoint (level 1);
+//     graph outputs too. Moves: one unit to another mode,
 //     every unit of one mode to another, the retention rule; first
 //     improvement, then perturbations (iterated local search) until a
 //     number of rounds without improvement or the work limit (node steps
@@ -136,15 +137,12 @@ public:
     std::vector<std::vector<int>> units;
     if (perValue) {
       for (int v : info.fwdNodes)
-        if (!info.isOutput[v])
-          units.push_back({v});
+        units.push_back({v});
       return units;
     }
     std::map<std::pair<int, std::string>, int> index;
     std::vector<int> localCount(info.numRegions, 0);
     for (int v : info.fwdNodes) {
-      if (info.isOutput[v])
-        continue;
       int r = info.regionOrd[v];
       if (r < 0) {
         units.push_back({v});
@@ -182,8 +180,8 @@ public:
                    bool allowLevel1, int maxStale) {
     if (units.empty())
       return;
-    std::vector<int> values = {0, kNotKept, kTransient, kKeepFirst,
-                               kKeepToUse};
+    std::vector<int> values = {0,          kNotKept,   kTransient,
+                               kKeepFirst, kKeepToUse, kEachUse};
     if (allowLevel1)
       values.push_back(1);
     Candidate cur = start;

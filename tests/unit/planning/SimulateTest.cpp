@@ -118,6 +118,45 @@ TEST(Builder, HandBuiltCheckpointPlan) {
   EXPECT_EQ(plan.peakBytes, 6);
 }
 
+TEST(Builder, EachUseRecomputesForEveryReader) {
+  // Chain input -> f1 -> f2 -> f3 -> loss; backward g3 reads f2 and f3, g2
+  // reads f1 and f2, g1 the input and f1.
+  RematProblem p = makeTraining(chainOps(3));
+  // Nodes: 0 input, 1..3 f, 4 loss, 5 dloss, 6 g3, 7 g2, 8 g1.
+  std::vector<int> level(p.nodes.size(), 0);
+  level[2] = kNotKept;
+  // Dropped after f3 reads it, recomputed for g3 and kept for g2.
+  std::vector<int> once = {0, 1, 2, 3, 4, 5, 2, 6, 7, 8};
+  EXPECT_EQ(planFromLevels(p, level, true).sequence, once);
+  // Recomputed for g3, dropped after it, recomputed again for g2.
+  level[2] = kEachUse;
+  RematPlan each = planFromLevels(p, level, true);
+  std::vector<int> twice = {0, 1, 2, 3, 4, 5, 2, 6, 2, 7, 8};
+  EXPECT_EQ(each.sequence, twice);
+  EXPECT_DOUBLE_EQ(each.seconds, baseSeconds(p) + 2);
+}
+
+TEST(Builder, DroppedOutputIsRecomputedWhileItsInputsLive) {
+  RematProblem p = makeTraining(chainOps(3));
+  std::vector<int> level(p.nodes.size(), 0);
+  // The loss (an output) with plain levels stays kept.
+  level[4] = kNotKept;
+  EXPECT_EQ(planFromLevels(p, level, true).sequence,
+            (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7, 8}));
+  // Kept through its first backward use (dloss), then dropped, and
+  // recomputed right after g3, the last node that reads its input f3.
+  level[4] = kKeepFirst;
+  RematPlan plan = planFromLevels(p, level, true);
+  EXPECT_EQ(plan.sequence, (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 4, 7, 8}));
+  // The loss is absent while g3 runs: one byte less there than keeping it.
+  level[4] = 0;
+  RematPlan kept = planFromLevels(p, level, true);
+  RematPlan withoutLoss = plan;
+  std::string error;
+  ASSERT_TRUE(simulate(p, withoutLoss, error)) << error;
+  EXPECT_LE(withoutLoss.peakBytes, kept.peakBytes);
+}
+
 TEST(Builder, KeepAllIsNone) {
   for (unsigned seed = 0; seed < 200; ++seed) {
     std::mt19937 rng(seed);

@@ -143,10 +143,18 @@ RematPlan planFromCheckpoints(const RematProblem &problem,
 /// kKeepToUse: the same, but the forward value is dropped after its first
 /// use of any kind once the forward ops are done with it (also a
 /// recomputation that reads it), and recomputed when needed again.
+/// kEachUse: like kTransient, and a value recomputed for a node's own read
+/// is dropped right after that node: recomputed again for every reader.
+///
+/// Graph outputs are kept, except with kTransient, kKeepFirst, kKeepToUse or
+/// kEachUse: then they are dropped like other values and recomputed, if
+/// missing, right after the last node of the schedule that reads one of
+/// their inputs (while those are still there), and kept to the end.
 constexpr int kNotKept = INT_MAX;
 constexpr int kTransient = INT_MAX - 1;
 constexpr int kKeepFirst = INT_MAX - 2;
 constexpr int kKeepToUse = INT_MAX - 3;
+constexpr int kEachUse = INT_MAX - 4;
 RematPlan planFromLevels(const RematProblem &problem,
                          const std::vector<int> &level, bool retainAll);
 
