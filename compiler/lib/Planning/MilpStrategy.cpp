@@ -32,6 +32,7 @@
 
 #include "PlanningSupport.h"
 
+#include "remat/Planning/StepTimeBound.h"
 #include "remat/Planning/Strategies.h"
 
 #include "MipSolver.h"
@@ -549,18 +550,23 @@ RematPlan solveMilp(const RematProblem &problem, const MilpOptions &options,
     return giveUp("MILP: internal error, solution is not a valid sequence: " +
                       error,
                   /*solved=*/false);
-  double obj = result.objective;
-  double bound = result.bound;
-  plan.provedOptimal = result.provenOptimal;
+  // CBC's bound holds for Checkmate's plans; the presence relaxation's for
+  // every plan (StepTimeBound.h), and it may prove more than CBC did in its
+  // time.
+  StepTimeBound presence = boundStepTime(problem);
+  double boundSeconds = result.bound * m.timeScale;
+  if (!presence.infeasible)
+    boundSeconds = std::max(boundSeconds, presence.seconds);
+  plan.bound = presence;
+  // CBC's relative gap tolerance (MipOptions::relativeGap) counts as proof.
   plan.optimalityGap =
-      plan.provedOptimal ? 0
-                         : std::max(0.0, (obj - bound) /
-                                             std::max(std::fabs(obj), 1e-12));
-  if (plan.provedOptimal && obj > 0 && (obj - bound) / obj > 1e-4)
-    plan.optimalityGap = (obj - bound) / obj;
+      std::max(0.0, (plan.seconds - boundSeconds) /
+                        std::max(plan.seconds, 1e-300));
+  if (plan.optimalityGap <= 1e-6)
+    plan.optimalityGap = 0;
+  plan.provedOptimal = result.provenOptimal || plan.optimalityGap == 0;
   char buf[256];
   double base = info.baseSeconds;
-  double boundSeconds = bound * m.timeScale;
   std::snprintf(buf, sizeof buf,
                 "MILP (%d nodes, %d vars, %d rows%s): %s in %.2f s, gap %.3g%% "
                 "(recompute %.4g s, lower bound %.4g s)",
@@ -587,13 +593,63 @@ RematPlan solveMilp(const RematProblem &problem, const MilpOptions &options,
   return plan;
 }
 
+/// Steps over MilpOptions::maxNodes: Checkmate's model (n^2 binaries) is
+/// out of reach, so CBC solves the presence relaxation (StepTimeBound.h),
+/// with the time limit, for a lower bound on every plan; its solution seeds
+/// auto's search, whose plan is returned with the proven gap. An LP that
+/// gives no bound is a refusal, not an uncertified plan.
+RematPlan planDecomposed(const RematProblem &problem,
+                         const MilpOptions &options) {
+  Stopwatch watch;
+  StepTimeBound bound = boundStepTime(problem, options.bound());
+  AutoOptions heuristic;
+  heuristic.milpBelowNodes = 0;
+  heuristic.relaxedSolution = bound.absence;
+  RematPlan plan = planAuto(problem, heuristic);
+  const std::string size = std::to_string(problem.nodes.size()) + " nodes";
+  if (bound.infeasible) {
+    plan.note = "MILP (presence relaxation, " + size + "): " + bound.note;
+    plan.declined = fits(problem, plan) ? "the presence relaxation claims no "
+                                          "plan fits, yet auto's plan fits"
+                                        : "";
+    finish(problem, plan, "milp", watch.seconds());
+    return plan;
+  }
+  if (bound.steps > 0 && bound.absence.empty()) {
+    plan.declined = "MILP (presence relaxation, " + size + "): " + bound.note;
+    finish(problem, plan, "milp", watch.seconds());
+    return plan;
+  }
+  plan.bound = bound;
+  const bool fitting = fits(problem, plan);
+  plan.optimalityGap =
+      fitting ? std::max(0.0, (plan.seconds - bound.seconds) / plan.seconds)
+              : 0;
+  if (plan.optimalityGap <= 1e-6)
+    plan.optimalityGap = 0;
+  plan.provedOptimal = fitting && plan.optimalityGap == 0;
+  char text[512];
+  std::snprintf(text, sizeof text,
+                "MILP by decomposition (%s, over the %d-node Checkmate "
+                "model's limit): CBC bounds every plan by the presence "
+                "relaxation, %s; the plan is auto's search from its solution "
+                "(%s): %s, gap %.3g%%",
+                size.c_str(), options.maxNodes, bound.note.c_str(),
+                plan.strategy.c_str(),
+                plan.provedOptimal ? "optimal" : "not proven optimal",
+                100 * plan.optimalityGap);
+  plan.note = text;
+  finish(problem, plan, "milp", watch.seconds());
+  return plan;
+}
+
 } // namespace detail
 
 using namespace detail;
 
 RematPlan planMilp(const RematProblem &problem, const MilpOptions &options) {
   if (static_cast<int>(problem.nodes.size()) > options.maxNodes)
-    return solveMilp(problem, options, nullptr);
+    return planDecomposed(problem, options);
   // The incumbent: auto's heuristic search (which covers none/all/sqrt),
   // without its own MILP polish.
   RematPlan warm;

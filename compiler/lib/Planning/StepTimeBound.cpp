@@ -59,8 +59,9 @@ struct ScheduleFacts {
   std::vector<std::vector<int>> users; // distinct readers, increasing
   std::vector<int> lastReader;         // last reader in the schedule, -1
   /// Per node, per result (one for a single value): its bytes and its last
-  /// reader in the schedule (-1 when none).
+  /// reader in the schedule (-1 when none), and its readers (increasing).
   std::vector<std::vector<std::pair<int64_t, int>>> results;
+  std::vector<std::vector<std::vector<int>>> resultUsers;
   std::vector<char> isOutput;
   /// Live bytes at each node's step when nothing is recomputed.
   std::vector<int64_t> baselineLive;
@@ -114,11 +115,19 @@ ScheduleFacts analyzeSchedule(const RematProblem &problem) {
       for (int64_t bytes : nodes[v].resultBytes)
         f.results[v].push_back({bytes, -1});
   }
+  f.resultUsers.assign(n, {});
+  for (int v = 0; v < n; ++v)
+    f.resultUsers[v].assign(f.results[v].size(), {});
   for (int w = 0; w < n; ++w)
     for (size_t j = 0; j < nodes[w].inputs.size(); ++j) {
-      auto &results = f.results[nodes[w].inputs[j]];
-      for (int r : readResults(nodes[w], j, results.size()))
+      const int v = nodes[w].inputs[j];
+      auto &results = f.results[v];
+      for (int r : readResults(nodes[w], j, results.size())) {
         results[r].second = std::max(results[r].second, w);
+        auto &users = f.resultUsers[v][r];
+        if (users.empty() || users.back() != w)
+          users.push_back(w);
+      }
     }
 
   std::vector<int64_t> delta(n + 1, 0);
@@ -195,18 +204,6 @@ std::vector<int> candidateSteps(const ScheduleFacts &f,
   return chosen;
 }
 
-/// The bytes of v's results that w reads.
-int64_t bytesRead(const RematProblem &problem, const ScheduleFacts &f, int w,
-                  int v) {
-  const Node &reader = problem.nodes[w];
-  int64_t bytes = 0;
-  for (size_t j = 0; j < reader.inputs.size(); ++j)
-    if (reader.inputs[j] == v)
-      for (int r : readResults(reader, j, f.results[v].size()))
-        bytes += f.results[v][r].first;
-  return bytes;
-}
-
 /// Coefficients are scaled to the biggest value (bytes) and the slowest node
 /// (seconds), so that they are O(1) for the solvers' tolerances.
 /// Coefficients are scaled to the biggest value (bytes) and the slowest node
@@ -219,6 +216,12 @@ struct Relaxation : MipModel {
 
 /// Adds step t's variables and memory row. Returns false when the bytes that
 /// must be live at t alone exceed the memory: no plan fits.
+///
+/// Per result of each value v < t: needed (read at or after t, or an
+/// output), or read by a consumer that may be absent at t (R, a column), or
+/// neither (not counted). z[t][v] is the value's absence (its results come
+/// back together when it is recomputed); a result's live bytes are
+/// b (1 - z) when needed, b max(0, R - z) otherwise.
 bool addStep(const RematProblem &problem, const ScheduleFacts &f, int t,
              int64_t memory, Relaxation &m,
              std::vector<std::vector<std::pair<int, int>>> &absentAt) {
@@ -227,56 +230,62 @@ bool addStep(const RematProblem &problem, const ScheduleFacts &f, int t,
   std::vector<char> isInput(t, 0);
   for (int u : nodes[t].inputs)
     isInput[u] = 1;
-  // Column of R[t][v] (-1: the constant 1 when needed, else 0) and z[t][v].
-  std::vector<int> rCol(t, -1), zCol(t, -1);
+  std::vector<int> zCol(t, -1);
   std::vector<std::pair<int, double>> memoryTerms;
   int64_t constantBytes = nodes[t].outputBytes;
   // Consumers before producers, so that a value knows whether a consumer may
   // be absent (and recomputed from it) when its turn comes.
   for (int v = t - 1; v >= 0; --v) {
-    const bool needed = isInput[v] || f.lastReader[v] > t || f.isOutput[v];
-    // The bytes v holds at t when live: of a needed value, its results read
-    // at or after t; of a value live only for a consumer's recomputation,
-    // the least any consumer reads.
-    int64_t bytes = 0;
-    if (needed) {
-      for (auto [size, reader] : f.results[v])
-        if (reader >= t || f.isOutput[v])
-          bytes += size;
-    } else {
-      bool readByAbsent = false;
-      for (int w : f.users[v]) {
-        if (w >= t)
-          break;
-        readByAbsent = readByAbsent || zCol[w] >= 0;
-      }
-      if (!readByAbsent)
+    const auto &results = f.results[v];
+    std::vector<int> rCol(results.size(), -1);
+    std::vector<char> needed(results.size(), 0);
+    bool anyNeeded = false, anyRead = false;
+    for (size_t r = 0; r < results.size(); ++r) {
+      needed[r] = results[r].second >= t || f.isOutput[v];
+      anyNeeded = anyNeeded || needed[r];
+      if (needed[r])
         continue;
-      rCol[v] = m.addColumn(0, 1, 0, false);
-      bytes = nodes[v].outputBytes;
-      for (int w : f.users[v]) {
+      for (int w : f.resultUsers[v][r]) {
         if (w >= t)
           break;
         if (zCol[w] < 0)
           continue;
-        m.addRow({{rCol[v], 1}, {zCol[w], -1}}, 0, inf);
-        bytes = std::min(bytes, bytesRead(problem, f, w, v));
+        if (rCol[r] < 0)
+          rCol[r] = m.addColumn(0, 1, 0, false);
+        m.addRow({{rCol[r], 1}, {zCol[w], -1}}, 0, inf);
       }
+      anyRead = anyRead || rCol[r] >= 0;
     }
-    const double b = static_cast<double>(bytes) / m.byteScale;
+    if (!anyNeeded && !anyRead)
+      continue;
     if (nodes[v].recomputable && !isInput[v]) {
       zCol[v] = m.addColumn(0, 1, 0, true);
       absentAt[v].push_back({t, zCol[v]});
-      if (rCol[v] >= 0)
-        m.addRow({{rCol[v], 1}, {zCol[v], -1}}, 0, inf);
-      if (b > 0)
-        memoryTerms.push_back({zCol[v], -b});
+      // Absent means needed later.
+      if (!anyNeeded) {
+        std::vector<std::pair<int, double>> terms = {{zCol[v], -1}};
+        for (int c : rCol)
+          if (c >= 0)
+            terms.push_back({c, 1});
+        m.addRow(terms, 0, inf);
+      }
     }
-    if (rCol[v] >= 0) {
-      if (b > 0)
-        memoryTerms.push_back({rCol[v], b});
-    } else {
-      constantBytes += bytes;
+    for (size_t r = 0; r < results.size(); ++r) {
+      const int64_t size = results[r].first;
+      const double b = static_cast<double>(size) / m.byteScale;
+      if (needed[r]) {
+        constantBytes += size;
+        if (zCol[v] >= 0 && b > 0)
+          memoryTerms.push_back({zCol[v], -b});
+      } else if (rCol[r] >= 0 && b > 0) {
+        if (zCol[v] < 0) {
+          memoryTerms.push_back({rCol[r], b});
+          continue;
+        }
+        int live = m.addColumn(0, 1, 0, false);
+        m.addRow({{live, 1}, {rCol[r], -1}, {zCol[v], 1}}, 0, inf);
+        memoryTerms.push_back({live, b});
+      }
     }
   }
   if (constantBytes > memory && memoryTerms.empty())

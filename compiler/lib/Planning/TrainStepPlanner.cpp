@@ -207,9 +207,11 @@ FailureOr<PlanReport> planTrainStep(func::FuncOp func, const CostModel &costMode
   };
   // The optimality bound at the budget (StepTimeBound.h): it covers every
   // plan whose arena fits, i.e. every plan the verdict below accepts. Its
-  // relaxed solution seeds auto.
-  const plan::StepTimeBound bound = plan::boundStepTime(
-      graph.problem, options.strategyOptions.autoOptions.bound);
+  // relaxed solution seeds auto. The MILP's is stronger (and slower).
+  plan::StepTimeBound bound = plan::boundStepTime(
+      graph.problem, options.strategy == plan::Strategy::Milp
+                         ? options.strategyOptions.milp.bound()
+                         : options.strategyOptions.autoOptions.bound);
   plan::RematPlan chosen;
   plan::StrategyOptions strategyOptions = options.strategyOptions;
   strategyOptions.autoOptions.relaxedSolution = bound.absence;
@@ -333,6 +335,10 @@ FailureOr<PlanReport> planTrainStep(func::FuncOp func, const CostModel &costMode
       graph.persistentBytes + memory.arenaBytes + workspaceBytes;
   report.feasible = report.peakBytes <= options.budgetBytes;
   report.estimatedStepSeconds = chosen.seconds;
+  // The strategy's own bound at this budget, when stronger (the MILP's).
+  if (chosen.bound && chosen.bound->budgetBytes == options.budgetBytes &&
+      !chosen.bound->infeasible && chosen.bound->seconds > bound.seconds)
+    bound = *chosen.bound;
   report.optimalityBoundNote = bound.note;
   if (!bound.infeasible) {
     report.optimalityBoundSeconds = bound.seconds;

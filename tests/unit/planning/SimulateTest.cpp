@@ -76,6 +76,32 @@ TEST(Simulate, OutputsStayLiveAndUnreadValuesDieAtOnce) {
   EXPECT_DOUBLE_EQ(plan.seconds, 4);
 }
 
+TEST(Simulate, EachResultDiesAfterItsOwnLastRead) {
+  // a has two results: 10 bytes read by b, 2 bytes read by c.
+  RematProblem p;
+  p.nodes = {node("a", 12, {}), node("b", 5, {0}), node("c", 1, {0})};
+  p.nodes[0].resultBytes = {10, 2};
+  p.nodes[1].inputResults = {{0}};
+  p.nodes[2].inputResults = {{1}};
+  p.graphOutputs = {2};
+  // Step 1 holds a's results and b (17); at step 2 a's first result is
+  // gone: its second, and c (3).
+  RematPlan plan = run(p, {0, 1, 2});
+  EXPECT_EQ(plan.peakBytes, 17);
+  // Read whole, a lives to c: step 2 holds 12 + 1.
+  p.nodes[2].inputResults = {{}};
+  p.nodes[1].outputBytes = 0;
+  EXPECT_EQ(run(p, {0, 1, 2}).peakBytes, 13);
+  // A result index out of range is an error.
+  p.nodes[2].inputResults = {{2}};
+  RematPlan bad;
+  bad.sequence = {0, 1, 2};
+  std::string error;
+  EXPECT_FALSE(simulate(p, bad, error));
+  EXPECT_NE(error.find("reads result 2 of 'a', which has 2"), std::string::npos)
+      << error;
+}
+
 TEST(Simulate, DuplicateInputsCountOnce) {
   RematProblem p;
   p.nodes = {node("x", 10, {}), node("sq", 10, {0, 0})};

@@ -67,6 +67,8 @@ std::vector<std::pair<std::string, RematProblem>> graphs(unsigned seed) {
   out.push_back({"transformer2", makeTraining(transformerOps(2, 1, 4, 0.5, &rng))});
   out.push_back({"random40", randomDag(40, rng)});
   out.push_back({"random25", randomDag(25, rng, 0.9)});
+  out.push_back({"diamond4-results", withResults(makeTraining(diamondOps(4, rng)), rng)});
+  out.push_back({"random40-results", withResults(randomDag(40, rng), rng)});
   return out;
 }
 

@@ -20,6 +20,7 @@
 
 #include "remat/Planning/RematProblem.h"
 
+#include <algorithm>
 #include <climits>
 #include <optional>
 #include <string>
@@ -37,11 +38,11 @@ const char *strategyName(Strategy strategy);
 struct MilpOptions {
   /// Wall-clock limit for branch and bound (`--milp-seconds`).
   double timeLimitSeconds = 10;
-  /// Above this many nodes the MILP is not built at all; the strategy
-  /// returns at once with a note ("graph too big for the MILP ..."). CBC
-  /// does not bound the time of its root LP: at 150 nodes (45k variables)
-  /// model building and the root take ~10 s on one core before the time
-  /// limit starts to bite, at 250 nodes (125k variables) ~150 s.
+  /// Up to this many nodes the MILP is Checkmate's model; above it, the
+  /// decomposition (planMilp). CBC does not bound the time of its root LP:
+  /// at 150 nodes (45k variables) model building and the root take ~10 s on
+  /// one core before the time limit starts to bite, at 250 nodes (125k
+  /// variables) ~150 s.
   int maxNodes = 150;
   /// Give CBC auto's heuristic plan (at least as good as none/all/sqrt) as
   /// a first incumbent.
@@ -53,6 +54,17 @@ struct MilpOptions {
   bool recomputeInForwardStages = true;
   /// CBC's own log level (0 = silent).
   int logLevel = 0;
+  /// The step-time bound the MILP proves its gap with (StepTimeBound.h):
+  /// more steps than auto's, and branch and bound for half the time limit.
+  StepTimeBoundOptions bound() const {
+    StepTimeBoundOptions options;
+    options.maxSteps = 32;
+    options.maxColumns = 20000;
+    options.branchMaxColumns = options.maxColumns;
+    options.branchNodes = INT_MAX;
+    options.branchSeconds = std::max(0.5, timeLimitSeconds / 2);
+    return options;
+  }
 };
 
 struct AutoOptions {
@@ -103,7 +115,12 @@ RematPlan planAll(const RematProblem &problem);
 /// big graphs) and takes the fastest plan within the budget; without a
 /// budget, about sqrt(n) segments.
 RematPlan planSqrt(const RematProblem &problem);
-/// The Checkmate MILP (stage = node), solved with CBC.
+/// The Checkmate MILP (stage = node), solved with CBC, warm-started from
+/// auto's search; its gap also counts the step-time bound. Over
+/// options.maxNodes nodes, a decomposition: CBC solves the step-time bound's
+/// relaxation (StepTimeBound.h) for a bound on every plan, auto's search
+/// seeded by its solution gives the plan, and the gap between the two is
+/// the proven one.
 RematPlan planMilp(const RematProblem &problem, const MilpOptions &options = {});
 /// The default: seeds (none, all, sqrt, region and two-level families),
 /// then a local search over which values to keep, checked by simulate.
