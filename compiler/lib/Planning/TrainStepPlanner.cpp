@@ -275,10 +275,23 @@ FailureOr<PlanReport> planTrainStep(func::FuncOp func, const CostModel &costMode
     // takes the fastest of those that fits, never doing worse than them;
     // when none fits, the one needing the least memory (the IR holds the
     // lowest-memory plan found).
+    // auto's own floor plan (its search with a 1-byte budget, which the
+    // floor search reports as minimum_feasible_bytes) joins them: a search
+    // aimed at this budget need not reach it, and without it the floor
+    // would be a budget auto cannot meet.
     const int64_t autoPeak = chosenPeak;
     bool replacedByFit = false;
-    for (plan::Strategy s : {plan::Strategy::All, plan::Strategy::Sqrt}) {
-      plan::RematPlan p = plan::runStrategy(s, graph.problem, options.strategyOptions);
+    plan::RematProblem floorProblem = graph.problem;
+    floorProblem.budgetBytes = 1;
+    const bool autoFloor = options.strategy == plan::Strategy::Auto &&
+                           options.budgetBytes > 1;
+    for (plan::Strategy s : {plan::Strategy::Auto, plan::Strategy::All,
+                             plan::Strategy::Sqrt}) {
+      if (s == plan::Strategy::Auto && !autoFloor)
+        continue;
+      plan::RematPlan p = plan::runStrategy(
+          s, s == plan::Strategy::Auto ? floorProblem : graph.problem,
+          options.strategyOptions);
       if (!plan::simulate(graph.problem, p, error))
         continue;
       const int64_t peak = planPeak(p);
@@ -293,8 +306,10 @@ FailureOr<PlanReport> planTrainStep(func::FuncOp func, const CostModel &costMode
         continue;
       p.note = std::string("auto's own plan (arena ") + formatBytes(autoPeak) +
                ") " + (fits ? "missed the budget; " : "needs more memory; ") +
-               plan::strategyName(s) + "'s " +
-               (fits ? "fits" : "needs the least");
+               (s == plan::Strategy::Auto ? std::string("its floor plan")
+                                          : plan::strategyName(s) +
+                                                std::string("'s")) +
+               " " + (fits ? "fits" : "needs the least");
       chosen = std::move(p);
       chosenPeak = peak;
       replacedByFit = fits;

@@ -93,6 +93,11 @@ struct AutoOptions {
   bool boundHint = true;
   StepTimeBoundOptions bound;
   std::vector<double> relaxedSolution;
+  /// On graphs with per-value search (perValueSearchNodes), when no plan
+  /// fits: this many more local searches, each with other perturbations and
+  /// a work limit of its own (so the memory floor, found with a 1-byte
+  /// budget, depends less on one seed).
+  unsigned restartsWhenNothingFits = 2;
   /// Seed for the perturbations of the local search. Results are
   /// deterministic, except where the MILP polish stops on milpSeconds.
   unsigned seed = 1;
