@@ -462,25 +462,50 @@ RematPlan planAuto(const RematProblem &problem, const AutoOptions &options) {
   // Seeds from the step-time bound's relaxation: the values its solution
   // recomputes (absent at some step), dropped after their last forward use;
   // at several thresholds, since an LP solution can be fractional. Its
-  // solution often is a plan, or close to one a local search reaches.
+  // solution often is a plan, or close to one a local search reaches. The
+  // relaxation leaves out the memory of recomputations, so its solutions at
+  // somewhat lower budgets seed too: they fit more often, and they keep
+  // auto from finding a slower plan at a bigger budget than at a smaller
+  // one (their plans fit both).
   std::optional<StepTimeBound> bound;
-  std::vector<double> relaxed = options.relaxedSolution;
-  if (options.boundHint && relaxed.empty()) {
-    bound = boundStepTime(problem, options.bound);
-    relaxed = bound->absence;
+  std::vector<std::vector<double>> relaxed;
+  if (options.boundHint) {
+    if (!options.relaxedSolution.empty()) {
+      relaxed.push_back(options.relaxedSolution);
+    } else {
+      bound = boundStepTime(problem, options.bound);
+      relaxed.push_back(bound->absence);
+    }
+    if (problem.budgetBytes > problem.fixedBytes)
+      for (double fraction : options.lowerHintBudgets) {
+        RematProblem lower = problem;
+        lower.budgetBytes =
+            problem.fixedBytes +
+            static_cast<int64_t>(fraction * static_cast<double>(
+                                                problem.budgetBytes -
+                                                problem.fixedBytes));
+        StepTimeBoundOptions quick = options.bound;
+        quick.branchNodes = 0;
+        quick.maxColumns /= 2;
+        relaxed.push_back(boundStepTime(lower, quick).absence);
+      }
   }
-  if (options.boundHint && static_cast<int>(relaxed.size()) == n) {
-    std::vector<std::pair<RematPlan, Candidate>> hinted;
+  std::vector<std::pair<RematPlan, Candidate>> hinted;
+  for (const std::vector<double> &absence : relaxed) {
+    if (static_cast<int>(absence.size()) != n)
+      continue;
     for (double threshold : {0.5, 0.01, 0.99}) {
       Candidate c;
       c.level.assign(n, 0);
       for (int v : info.fwdNodes)
-        if (relaxed[v] >= threshold)
+        if (absence[v] >= threshold)
           c.level[v] = kNotKept;
       c.label = "relaxation(absence >= " + std::to_string(threshold) + ")";
       seed(c);
       hinted.push_back(seeds.back());
     }
+  }
+  if (!hinted.empty()) {
     std::stable_sort(hinted.begin(), hinted.end(),
                      [&](const auto &a, const auto &b) {
                        return better(problem, a.first, b.first);

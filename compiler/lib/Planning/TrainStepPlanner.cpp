@@ -216,7 +216,19 @@ FailureOr<PlanReport> planTrainStep(func::FuncOp func, const CostModel &costMode
   plan::StrategyOptions strategyOptions = options.strategyOptions;
   strategyOptions.autoOptions.relaxedSolution = bound.absence;
   int64_t workPool = 3 * strategyOptions.autoOptions.workLimit;
-  for (int attempt = 0; attempt < 6; ++attempt) {
+  // When the step without recomputation fits, it is the fastest plan there
+  // is: auto and the MILP take it (their searches count the batch inputs as
+  // live throughout, and could miss it at a budget of exactly its peak).
+  const bool takeBaseline =
+      report.baselinePeakBytes <= options.budgetBytes &&
+      (options.strategy == plan::Strategy::Auto ||
+       options.strategy == plan::Strategy::Milp);
+  if (takeBaseline) {
+    chosen = baseline;
+    chosen.provedOptimal = options.strategy == plan::Strategy::Milp;
+    chosen.note = "the step without recomputation fits the budget";
+  }
+  for (int attempt = 0; attempt < 6 && !takeBaseline; ++attempt) {
     chosen = plan::runStrategy(options.strategy, graph.problem,
                                strategyOptions);
     // A strategy that made no plan of its own (the MILP over its size or

@@ -93,6 +93,9 @@ struct AutoOptions {
   bool boundHint = true;
   StepTimeBoundOptions bound;
   std::vector<double> relaxedSolution;
+  /// The relaxation also solved at these fractions of the budget's memory
+  /// above the fixed bytes (its LP alone), for more seeds.
+  std::vector<double> lowerHintBudgets = {0.97, 0.93};
   /// On graphs with per-value search (perValueSearchNodes), when no plan
   /// fits: this many more local searches, each with other perturbations and
   /// a work limit of its own (so the memory floor, found with a 1-byte
