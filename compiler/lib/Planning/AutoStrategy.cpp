@@ -9,7 +9,9 @@
 //     a time), so auto is never worse than all; two-level (Revolve-like)
 //     versions of both for budgets that one level of checkpoints cannot
 //     meet; selective plans that keep what is expensive to recompute for
-//     its size (seconds per byte above a threshold, every threshold).
+//     its size (seconds per byte above a threshold, every threshold); the
+//     values the step-time bound's relaxation recomputes (StepTimeBound.h),
+//     solved at the budget and a little below it, dropped.
 //  2. Tails: for the best seeds, keep every forward value after a point,
 //     found by bisection (the last layers' backward comes first, so keeping
 //     them costs memory only while the peak has not been reached).
@@ -24,7 +26,8 @@
 //     built and simulated, AutoOptions::workLimit; not wall time, so the
 //     result does not depend on machine load). On small
 //     graphs each forward value is a unit and the search restarts from the
-//     8 best distinct seeds; on big ones a unit is a group: the same op at
+//     8 best distinct seeds (again with other perturbations when nothing
+//     fits); on big ones a unit is a group: the same op at
 //     the same place in every region (transformer blocks repeat), so one
 //     move decides e.g. "keep the QKV matmul outputs of every block".
 //  4. On small graphs (milpBelowNodes), the MILP warm-started from the best

@@ -608,7 +608,8 @@ RematPlan planDecomposed(const RematProblem &problem,
   RematPlan plan = planAuto(problem, heuristic);
   const std::string size = std::to_string(problem.nodes.size()) + " nodes";
   if (bound.infeasible) {
-    plan.note = "MILP (presence relaxation, " + size + "): " + bound.note;
+    plan.note = "MILP by decomposition (" + size +
+                "): proven infeasible: " + bound.note;
     plan.declined = fits(problem, plan) ? "the presence relaxation claims no "
                                           "plan fits, yet auto's plan fits"
                                         : "";
