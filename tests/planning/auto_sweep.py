@@ -9,7 +9,8 @@ the floor, at every 10% of the way to the baseline, and at the baseline.
 Checks that every plan fits, that auto's estimated step time does not rise
 as the budget grows, and that no plan is faster than the certified bound
 (optimality_gap >= 0). Prints one line per budget with the gap, and a
-summary line for FileCheck; exits 1 on a failed check.
+summary line; exits 1 on a failed check (tests/planning/CMakeLists.txt runs
+it on every fixture).
 """
 
 import json
