@@ -2,11 +2,12 @@
 //
 // The memory semantics of a plan (RematProblem.h): every occurrence of a node
 // in the sequence creates an instance of its value; a node reads the latest
-// instance of each input; an instance lives from its creation through its
-// last read (an instance nobody reads lives only during its own step); the
-// latest instance of each graph output lives to the end. The live bytes
-// during a step are those of the instances alive at that step, which
-// includes the node's inputs and its own output.
+// instance of each input; an instance (each of its results, for nodes with
+// resultBytes) lives from its creation through its last read (an instance
+// nobody reads lives only during its own step); the latest instance of each
+// graph output lives to the end. The live bytes during a step are those of
+// the instances alive at that step, which includes the node's inputs and its
+// own output.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +16,19 @@
 #include <algorithm>
 
 namespace remat::plan {
+
+namespace {
+
+/// The results of node `v` (one, unless it has resultBytes).
+int resultCount(const Node &v) {
+  return v.resultBytes.empty() ? 1 : static_cast<int>(v.resultBytes.size());
+}
+
+int64_t resultSize(const Node &v, int r) {
+  return v.resultBytes.empty() ? v.outputBytes : v.resultBytes[r];
+}
+
+} // namespace
 
 bool simulate(const RematProblem &problem, RematPlan &plan,
               std::string &error) {
@@ -27,11 +41,8 @@ bool simulate(const RematProblem &problem, RematPlan &plan,
                                  : "'" + nodes[v].name + "'";
   };
 
-  // latest[v]: position of v's latest instance so far, -1 before the first.
-  std::vector<int> latest(n, -1);
-  // lastRead[p]: last position that reads the instance created at p.
-  std::vector<int> lastRead(len, -1);
-  double seconds = 0;
+  // Each instance's results are slots firstSlot[p] .. firstSlot[p + 1] - 1.
+  std::vector<int> firstSlot(len + 1, 0);
   for (int p = 0; p < len; ++p) {
     int v = seq[p];
     if (v < 0 || v >= n) {
@@ -39,27 +50,55 @@ bool simulate(const RematProblem &problem, RematPlan &plan,
               std::to_string(v) + " out of range";
       return false;
     }
-    for (int u : nodes[v].inputs) {
+    firstSlot[p + 1] = firstSlot[p] + resultCount(nodes[v]);
+  }
+  // latest[v]: position of v's latest instance so far, -1 before the first.
+  std::vector<int> latest(n, -1);
+  // lastRead[slot]: last position that reads that result of its instance.
+  std::vector<int> lastRead(firstSlot[len], -1);
+  double seconds = 0;
+  for (int p = 0; p < len; ++p) {
+    const Node &node = nodes[seq[p]];
+    for (size_t j = 0; j < node.inputs.size(); ++j) {
+      int u = node.inputs[j];
       if (u < 0 || u >= n) {
-        error = "node " + nodeName(v) + " has an input index " +
+        error = "node " + nodeName(seq[p]) + " has an input index " +
                 std::to_string(u) + " out of range";
         return false;
       }
       if (latest[u] < 0) {
-        error = "step " + std::to_string(p) + ": node " + nodeName(v) +
+        error = "step " + std::to_string(p) + ": node " + nodeName(seq[p]) +
                 " runs before its input " + nodeName(u) + " is computed";
         return false;
       }
-      lastRead[latest[u]] = p;
+      const int slot = firstSlot[latest[u]];
+      const int count = resultCount(nodes[u]);
+      const bool all = j >= node.inputResults.size() ||
+                       node.inputResults[j].empty();
+      if (all) {
+        for (int r = 0; r < count; ++r)
+          lastRead[slot + r] = p;
+        continue;
+      }
+      for (int r : node.inputResults[j]) {
+        if (r < 0 || r >= count) {
+          error = "node " + nodeName(seq[p]) + " reads result " +
+                  std::to_string(r) + " of " + nodeName(u) + ", which has " +
+                  std::to_string(count);
+          return false;
+        }
+        lastRead[slot + r] = p;
+      }
     }
-    latest[v] = p;
-    seconds += nodes[v].seconds;
+    latest[seq[p]] = p;
+    seconds += node.seconds;
   }
 
-  // End of each instance's life (inclusive step).
-  std::vector<int> end(len);
-  for (int p = 0; p < len; ++p)
-    end[p] = std::max(p, lastRead[p]);
+  // Live bytes per step by a difference array over each result's life: from
+  // its creation through its last read (inclusive; an unread result lives
+  // during its own step only); the latest instance of each graph output
+  // lives to the end.
+  std::vector<char> keptToEnd(len, 0);
   for (int o : problem.graphOutputs) {
     if (o < 0 || o >= n) {
       error = "graph output index " + std::to_string(o) + " out of range";
@@ -69,15 +108,18 @@ bool simulate(const RematProblem &problem, RematPlan &plan,
       error = "graph output " + nodeName(o) + " is never computed";
       return false;
     }
-    end[latest[o]] = len - 1;
+    keptToEnd[latest[o]] = 1;
   }
-
-  // Live bytes per step by a difference array.
   std::vector<int64_t> delta(len + 1, 0);
   for (int p = 0; p < len; ++p) {
-    int64_t b = nodes[seq[p]].outputBytes;
-    delta[p] += b;
-    delta[end[p] + 1] -= b;
+    const Node &node = nodes[seq[p]];
+    for (int r = 0; r < resultCount(node); ++r) {
+      int end = keptToEnd[p] ? len - 1
+                             : std::max(p, lastRead[firstSlot[p] + r]);
+      int64_t b = resultSize(node, r);
+      delta[p] += b;
+      delta[end + 1] -= b;
+    }
   }
   int64_t live = 0, peak = 0;
   for (int p = 0; p < len; ++p) {

@@ -70,16 +70,33 @@ StepGraph buildStepGraph(func::FuncOp func, const CostModel &costModel,
     node.name = opDisplayName(&op);
     node.opKind = op.getName().getStringRef().str();
     node.seconds = costModel.estimate(&op).seconds;
-    for (Value r : op.getResults())
-      if (!roles.persistent.contains(r))
-        node.outputBytes += tensorBytes(r.getType(), alignment);
-    for (Value operand : op.getOperands())
-      if (Operation *def = viewSource(operand).getDefiningOp()) {
-        auto it = graph.nodeOf.find(def);
-        if (it != graph.nodeOf.end() &&
-            !llvm::is_contained(node.inputs, it->second))
-          node.inputs.push_back(it->second);
+    for (Value r : op.getResults()) {
+      int64_t bytes = roles.persistent.contains(r)
+                          ? 0
+                          : tensorBytes(r.getType(), alignment);
+      node.outputBytes += bytes;
+      if (op.getNumResults() > 1)
+        node.resultBytes.push_back(bytes);
+    }
+    // Inputs, and which results of each a multi-result producer gives.
+    for (Value operand : op.getOperands()) {
+      Value source = viewSource(operand);
+      Operation *def = source.getDefiningOp();
+      auto it = def ? graph.nodeOf.find(def) : graph.nodeOf.end();
+      if (it == graph.nodeOf.end())
+        continue;
+      auto pos = llvm::find(node.inputs, it->second);
+      size_t j = pos - node.inputs.begin();
+      if (pos == node.inputs.end()) {
+        node.inputs.push_back(it->second);
+        node.inputResults.emplace_back();
       }
+      if (def->getNumResults() > 1) {
+        int result = llvm::cast<OpResult>(source).getResultNumber();
+        if (!llvm::is_contained(node.inputResults[j], result))
+          node.inputResults[j].push_back(result);
+      }
+    }
     node.recomputable = roles.isForward(&op) && !roles.losses.empty() &&
                         !op.hasTrait<OptimizerUpdate>();
     graph.nodeOf[&op] = graph.problem.nodes.size();
@@ -100,13 +117,14 @@ StepGraph buildStepGraph(func::FuncOp func, const CostModel &costModel,
   }
   // Graph outputs. A node with results both returned (the loss) and read by
   // later ops (log_prob) is not an output: its returned results are counted
-  // as fixed bytes, so that the large results can die after their last read
-  // (a node's outputs live and die together in the problem).
+  // as fixed bytes (and as 0 among its results), so that the large results
+  // can die after their last read (a graph output's latest instance lives to
+  // the end of the step).
   auto ret = cast<func::ReturnOp>(body.getTerminator());
   llvm::DenseSet<Value> returned;
   for (Value v : ret.getOperands())
     returned.insert(viewSource(v));
-  int64_t returnedBytes = 0;
+  int64_t &returnedBytes = graph.returnedBytes;
   for (size_t i = 0; i < graph.ops.size(); ++i) {
     Operation *op = graph.ops[i];
     int64_t ownReturned = 0;
@@ -124,7 +142,11 @@ StepGraph buildStepGraph(func::FuncOp func, const CostModel &costModel,
     if (!anyReturned)
       continue;
     if (othersRead) {
-      graph.problem.nodes[i].outputBytes -= ownReturned;
+      plan::Node &node = graph.problem.nodes[i];
+      node.outputBytes -= ownReturned;
+      for (Value r : op->getResults())
+        if (returned.contains(r) && !node.resultBytes.empty())
+          node.resultBytes[llvm::cast<OpResult>(r).getResultNumber()] = 0;
       returnedBytes += ownReturned;
     } else {
       graph.problem.graphOutputs.push_back(i);
@@ -132,6 +154,28 @@ StepGraph buildStepGraph(func::FuncOp func, const CostModel &costModel,
   }
   graph.problem.fixedBytes =
       graph.persistentBytes + graph.inputBytes + workspaceBytes + returnedBytes;
+  // The arena holds an input from the step's start to its last reader, a
+  // returned result from its op on.
+  for (BlockArgument arg : func.getArguments()) {
+    if (roles.persistent.contains(arg))
+      continue;
+    int lastReader = -1;
+    std::function<void(Value)> readers = [&](Value v) {
+      for (Operation *user : v.getUsers()) {
+        if (auto reshape = dyn_cast<ReshapeOp>(user))
+          readers(reshape.getResult());
+        else if (auto it = graph.nodeOf.find(user); it != graph.nodeOf.end())
+          lastReader = std::max(lastReader, it->second);
+        else if (isa<func::ReturnOp>(user))
+          lastReader = static_cast<int>(graph.ops.size()) - 1;
+      }
+    };
+    readers(arg);
+    graph.problem.partTimeFixedBytes.push_back(
+        {tensorBytes(arg.getType(), alignment), lastReader});
+  }
+  if (returnedBytes > 0)
+    graph.problem.partTimeFixedBytes.push_back({returnedBytes, -1});
   return graph;
 }
 

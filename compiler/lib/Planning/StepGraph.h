@@ -23,6 +23,9 @@ struct StepGraph {
   std::vector<double> flops;          // per node
   int64_t persistentBytes = 0;
   int64_t inputBytes = 0;
+  /// Returned results of nodes that are not graph outputs (the loss): fixed
+  /// bytes in the problem, arena buffers only from their op on.
+  int64_t returnedBytes = 0;
 };
 
 /// Nodes are the body's ops in order, except constants (set up once, not

@@ -8,6 +8,7 @@
 #include "remat/Dialect/RematOps.h"
 #include "remat/Planning/ByteSize.h"
 #include "remat/Planning/MemoryPlan.h"
+#include "remat/Planning/StepTimeBound.h"
 
 #include "mlir/IR/Builders.h"
 
@@ -237,10 +238,30 @@ FailureOr<PlanReport> planTrainStep(func::FuncOp func, const CostModel &costMode
     }
     return measuredPeak;
   };
+  // The optimality bound at the budget (StepTimeBound.h): it covers every
+  // plan whose arena fits, i.e. every plan the verdict below accepts. Its
+  // relaxed solution seeds auto. The MILP's is stronger (and slower).
+  plan::StepTimeBound bound = plan::boundStepTime(
+      graph.problem, options.strategy == plan::Strategy::Milp
+                         ? options.strategyOptions.milp.bound()
+                         : options.strategyOptions.autoOptions.bound);
   plan::RematPlan chosen;
   plan::StrategyOptions strategyOptions = options.strategyOptions;
+  strategyOptions.autoOptions.relaxedSolution = bound.absence;
   int64_t workPool = 3 * strategyOptions.autoOptions.workLimit;
-  for (int attempt = 0; attempt < 6; ++attempt) {
+  // When the step without recomputation fits, it is the fastest plan there
+  // is: auto and the MILP take it (their searches count the batch inputs as
+  // live throughout, and could miss it at a budget of exactly its peak).
+  const bool takeBaseline =
+      report.baselinePeakBytes <= options.budgetBytes &&
+      (options.strategy == plan::Strategy::Auto ||
+       options.strategy == plan::Strategy::Milp);
+  if (takeBaseline) {
+    chosen = baseline;
+    chosen.provedOptimal = options.strategy == plan::Strategy::Milp;
+    chosen.note = "the step without recomputation fits the budget";
+  }
+  for (int attempt = 0; attempt < 6 && !takeBaseline; ++attempt) {
     chosen = plan::runStrategy(options.strategy, graph.problem,
                                strategyOptions);
     // A strategy that made no plan of its own (the MILP over its size or
@@ -299,10 +320,23 @@ FailureOr<PlanReport> planTrainStep(func::FuncOp func, const CostModel &costMode
     // takes the fastest of those that fits, never doing worse than them;
     // when none fits, the one needing the least memory (the IR holds the
     // lowest-memory plan found).
+    // auto's own floor plan (its search with a 1-byte budget, which the
+    // floor search reports as minimum_feasible_bytes) joins them: a search
+    // aimed at this budget need not reach it, and without it the floor
+    // would be a budget auto cannot meet.
     const int64_t autoPeak = chosenPeak;
     bool replacedByFit = false;
-    for (plan::Strategy s : {plan::Strategy::All, plan::Strategy::Sqrt}) {
-      plan::RematPlan p = plan::runStrategy(s, graph.problem, options.strategyOptions);
+    plan::RematProblem floorProblem = graph.problem;
+    floorProblem.budgetBytes = 1;
+    const bool autoFloor = options.strategy == plan::Strategy::Auto &&
+                           options.budgetBytes > 1;
+    for (plan::Strategy s : {plan::Strategy::Auto, plan::Strategy::All,
+                             plan::Strategy::Sqrt}) {
+      if (s == plan::Strategy::Auto && !autoFloor)
+        continue;
+      plan::RematPlan p = plan::runStrategy(
+          s, s == plan::Strategy::Auto ? floorProblem : graph.problem,
+          options.strategyOptions);
       if (!plan::simulate(graph.problem, p, error))
         continue;
       const int64_t peak = planPeak(p);
@@ -317,8 +351,10 @@ FailureOr<PlanReport> planTrainStep(func::FuncOp func, const CostModel &costMode
         continue;
       p.note = std::string("auto's own plan (arena ") + formatBytes(autoPeak) +
                ") " + (fits ? "missed the budget; " : "needs more memory; ") +
-               plan::strategyName(s) + "'s " +
-               (fits ? "fits" : "needs the least");
+               (s == plan::Strategy::Auto ? std::string("its floor plan")
+                                          : plan::strategyName(s) +
+                                                std::string("'s")) +
+               " " + (fits ? "fits" : "needs the least");
       chosen = std::move(p);
       chosenPeak = peak;
       replacedByFit = fits;
@@ -360,6 +396,16 @@ FailureOr<PlanReport> planTrainStep(func::FuncOp func, const CostModel &costMode
       graph.persistentBytes + memory.arenaBytes + workspaceBytes;
   report.feasible = report.peakBytes <= options.budgetBytes;
   report.estimatedStepSeconds = chosen.seconds;
+  // The strategy's own bound at this budget, when stronger (the MILP's).
+  if (chosen.bound && chosen.bound->budgetBytes == options.budgetBytes &&
+      !chosen.bound->infeasible && chosen.bound->seconds > bound.seconds)
+    bound = *chosen.bound;
+  report.optimalityBoundNote = bound.note;
+  if (!bound.infeasible) {
+    report.optimalityBoundSeconds = bound.seconds;
+    if (report.feasible)
+      report.optimalityGap = chosen.seconds / bound.seconds - 1;
+  }
   if (!report.feasible)
     report.infeasibleReason = explainInfeasible(report, options);
   report.plannerSeconds =

@@ -76,6 +76,32 @@ TEST(Simulate, OutputsStayLiveAndUnreadValuesDieAtOnce) {
   EXPECT_DOUBLE_EQ(plan.seconds, 4);
 }
 
+TEST(Simulate, EachResultDiesAfterItsOwnLastRead) {
+  // a has two results: 10 bytes read by b, 2 bytes read by c.
+  RematProblem p;
+  p.nodes = {node("a", 12, {}), node("b", 5, {0}), node("c", 1, {0})};
+  p.nodes[0].resultBytes = {10, 2};
+  p.nodes[1].inputResults = {{0}};
+  p.nodes[2].inputResults = {{1}};
+  p.graphOutputs = {2};
+  // Step 1 holds a's results and b (17); at step 2 a's first result is
+  // gone: its second, and c (3).
+  RematPlan plan = run(p, {0, 1, 2});
+  EXPECT_EQ(plan.peakBytes, 17);
+  // Read whole, a lives to c: step 2 holds 12 + 1.
+  p.nodes[2].inputResults = {{}};
+  p.nodes[1].outputBytes = 0;
+  EXPECT_EQ(run(p, {0, 1, 2}).peakBytes, 13);
+  // A result index out of range is an error.
+  p.nodes[2].inputResults = {{2}};
+  RematPlan bad;
+  bad.sequence = {0, 1, 2};
+  std::string error;
+  EXPECT_FALSE(simulate(p, bad, error));
+  EXPECT_NE(error.find("reads result 2 of 'a', which has 2"), std::string::npos)
+      << error;
+}
+
 TEST(Simulate, DuplicateInputsCountOnce) {
   RematProblem p;
   p.nodes = {node("x", 10, {}), node("sq", 10, {0, 0})};
@@ -116,6 +142,45 @@ TEST(Builder, HandBuiltCheckpointPlan) {
   // recomputed f1 and by g1), f2, the loss (an output), the recomputed f3,
   // dloss and g3: 6. Step 9 (g2): input, f2, loss, g3, f1, g2: 6.
   EXPECT_EQ(plan.peakBytes, 6);
+}
+
+TEST(Builder, EachUseRecomputesForEveryReader) {
+  // Chain input -> f1 -> f2 -> f3 -> loss; backward g3 reads f2 and f3, g2
+  // reads f1 and f2, g1 the input and f1.
+  RematProblem p = makeTraining(chainOps(3));
+  // Nodes: 0 input, 1..3 f, 4 loss, 5 dloss, 6 g3, 7 g2, 8 g1.
+  std::vector<int> level(p.nodes.size(), 0);
+  level[2] = kNotKept;
+  // Dropped after f3 reads it, recomputed for g3 and kept for g2.
+  std::vector<int> once = {0, 1, 2, 3, 4, 5, 2, 6, 7, 8};
+  EXPECT_EQ(planFromLevels(p, level, true).sequence, once);
+  // Recomputed for g3, dropped after it, recomputed again for g2.
+  level[2] = kEachUse;
+  RematPlan each = planFromLevels(p, level, true);
+  std::vector<int> twice = {0, 1, 2, 3, 4, 5, 2, 6, 2, 7, 8};
+  EXPECT_EQ(each.sequence, twice);
+  EXPECT_DOUBLE_EQ(each.seconds, baseSeconds(p) + 2);
+}
+
+TEST(Builder, DroppedOutputIsRecomputedWhileItsInputsLive) {
+  RematProblem p = makeTraining(chainOps(3));
+  std::vector<int> level(p.nodes.size(), 0);
+  // The loss (an output) with plain levels stays kept.
+  level[4] = kNotKept;
+  EXPECT_EQ(planFromLevels(p, level, true).sequence,
+            (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7, 8}));
+  // Kept through its first backward use (dloss), then dropped, and
+  // recomputed right after g3, the last node that reads its input f3.
+  level[4] = kKeepFirst;
+  RematPlan plan = planFromLevels(p, level, true);
+  EXPECT_EQ(plan.sequence, (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 4, 7, 8}));
+  // The loss is absent while g3 runs: one byte less there than keeping it.
+  level[4] = 0;
+  RematPlan kept = planFromLevels(p, level, true);
+  RematPlan withoutLoss = plan;
+  std::string error;
+  ASSERT_TRUE(simulate(p, withoutLoss, error)) << error;
+  EXPECT_LE(withoutLoss.peakBytes, kept.peakBytes);
 }
 
 TEST(Builder, KeepAllIsNone) {

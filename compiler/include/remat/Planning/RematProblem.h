@@ -11,9 +11,12 @@
 #ifndef REMAT_PLANNING_REMATPROBLEM_H
 #define REMAT_PLANNING_REMATPROBLEM_H
 
+#include "remat/Planning/StepTimeBound.h"
+
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace remat::plan {
@@ -25,6 +28,13 @@ struct Node {
   double seconds = 0;          // estimated time to compute it once
   int64_t outputBytes = 0;     // bytes of its results while live
   std::vector<int> inputs;     // nodes it reads (indices < its own)
+  /// An op with several results frees each after its own last read (a
+  /// layer norm's output long before the statistics its backward reads):
+  /// the bytes of each result, summing to outputBytes; empty for one value.
+  std::vector<int64_t> resultBytes;
+  /// Parallel to `inputs`: the results of that input this node reads
+  /// (indices into its resultBytes); empty, or an empty entry: all of them.
+  std::vector<std::vector<int>> inputResults;
   /// Whether the op may be executed again before a later use. Backward and
   /// optimizer ops are not; forward ops are (dropout and BatchNorm are
   /// recomputable by construction: counter-based RNG, running stats as
@@ -44,14 +54,22 @@ struct RematProblem {
   std::vector<int> graphOutputs;
   int64_t fixedBytes = 0;
   int64_t budgetBytes = 0;
+  /// Parts of fixedBytes that the runtime's arena holds for only part of the
+  /// step (the batch inputs until their last read, returned results from
+  /// their op on), with the last node that reads each: -1 when it may be dead
+  /// at any step. simulate() counts them throughout, which never undercounts;
+  /// the step-time bound subtracts them where they may be dead, so that it
+  /// covers every plan whose arena fits (StepTimeBound.h).
+  std::vector<std::pair<int64_t, int>> partTimeFixedBytes;
 };
 
 /// A plan is an execution sequence: node indices in the order they run; a
 /// node listed again is recomputed. Each occurrence of a node creates an
 /// instance of its value; a node reads the latest instance of each input,
-/// which must still be live. An instance is freed right after its last read
-/// (before the node's next occurrence, if any); graph outputs stay live to
-/// the end. So the sequence alone fixes the memory profile.
+/// which must still be live. An instance (each of its results, for nodes
+/// with resultBytes) is freed right after its last read (before the node's
+/// next occurrence, if any); graph outputs stay live to the end. So the
+/// sequence alone fixes the memory profile.
 struct RematPlan {
   std::vector<int> sequence;
   /// Peak bytes of the sequence (including fixedBytes), as simulated.
@@ -74,6 +92,9 @@ struct RematPlan {
   double solveSeconds = 0;
   /// For auto: the work its search spent (AutoOptions::workLimit's units).
   int64_t searchWork = 0;
+  /// The step-time bound at the problem's budget, where the strategy
+  /// computed one (auto, milp; StepTimeBound.h); unset otherwise.
+  std::optional<StepTimeBound> bound;
   std::string strategy;
 };
 
