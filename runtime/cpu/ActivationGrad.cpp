@@ -53,6 +53,8 @@ void activationBackwardFloat(UnaryOp op, const TensorView &x,
   const T lower = static_cast<T>(params.lower);
   const T upper = static_cast<T>(params.upper);
   switch (op) {
+  case UnaryOp::Relu:
+    return backwardLoop<T>(x, dy, dx, [](T v, T g) { return v > 0 ? g : T(0); });
   case UnaryOp::LeakyRelu:
     return backwardLoop<T>(x, dy, dx,
                            [=](T v, T g) { return v > 0 ? g : g * alpha; });
