@@ -29,17 +29,25 @@ bool simulate(const RematProblem &problem, RematPlan &plan,
     return nodes[v].name.empty() ? "#" + std::to_string(v)
                                  : "'" + nodes[v].name + "'";
   };
-  // The values of a node: its results where it lists them, else one.
-  auto valueCount = [&](int v) {
-    return std::max<int>(1, static_cast<int>(nodes[v].resultBytes.size()));
+  auto refName = [&](ResultRef ref) {
+    return "result " + std::to_string(ref.result) + " of node " +
+           std::to_string(ref.node);
   };
-  auto valueBytes = [&](int v, int r) {
-    return nodes[v].resultBytes.empty() ? nodes[v].outputBytes
-                                        : nodes[v].resultBytes[r];
-  };
-
-  // Each position's values are slots first[p] .. first[p + 1] - 1.
-  std::vector<int> first(len + 1, 0);
+  // The values of each node: its results where it lists them, else one.
+  // This is the planners' inner loop, so the common case stays cheap: the
+  // first value of the instance made at position q is slot q; the others
+  // (multi-result nodes) are slots of their own, from extra[q] on.
+  std::vector<int> values(n);
+  std::vector<int64_t> firstBytes(n);
+  for (int v = 0; v < n; ++v) {
+    const Node &node = nodes[v];
+    values[v] = std::max<int>(1, static_cast<int>(node.resultBytes.size()));
+    firstBytes[v] =
+        node.resultBytes.empty() ? node.outputBytes : node.resultBytes[0];
+  }
+  std::vector<int> extra(len, -1);
+  std::vector<int> multi; // positions of nodes with several values
+  int extraSlots = 0;
   for (int p = 0; p < len; ++p) {
     int v = seq[p];
     if (v < 0 || v >= n) {
@@ -47,71 +55,79 @@ bool simulate(const RematProblem &problem, RematPlan &plan,
               std::to_string(v) + " out of range";
       return false;
     }
-    first[p + 1] = first[p] + valueCount(v);
+    if (values[v] > 1) {
+      extra[p] = len + extraSlots;
+      extraSlots += values[v] - 1;
+      multi.push_back(p);
+    }
   }
+  auto slot = [&](int q, int r) { return r == 0 ? q : extra[q] + r - 1; };
+
   // latest[v]: position of v's latest instance so far, -1 before the first.
   std::vector<int> latest(n, -1);
   // lastRead[slot]: last position that reads that value.
-  std::vector<int> lastRead(first[len], -1);
-  // (position, slot of an input it may write over in place).
+  std::vector<int> lastRead(len + extraSlots, -1);
+  // (position, slot of an input it writes over in place if that dies).
   std::vector<std::pair<int, int>> inPlaceReads;
-  // The slot of result r of u's latest instance, or -1 with an error.
-  auto slotOf = [&](int v, ResultRef ref) {
-    if (ref.node < 0 || ref.node >= n ||
-        !std::count(nodes[v].inputs.begin(), nodes[v].inputs.end(), ref.node) ||
-        ref.result < 0 || ref.result >= valueCount(ref.node)) {
-      error = "node " + nodeName(v) + " reads result " +
-              std::to_string(ref.result) + " of node " +
-              std::to_string(ref.node) + ", which is not one of its inputs' "
-              "results";
-      return -1;
-    }
-    return first[latest[ref.node]] + ref.result;
-  };
+  inPlaceReads.reserve(len);
   double seconds = 0;
   for (int p = 0; p < len; ++p) {
-    int v = seq[p];
-    for (int u : nodes[v].inputs) {
+    const int v = seq[p];
+    const Node &node = nodes[v];
+    for (int u : node.inputs) {
       if (u < 0 || u >= n) {
         error = "node " + nodeName(v) + " has an input index " +
                 std::to_string(u) + " out of range";
         return false;
       }
-      if (latest[u] < 0) {
+      const int q = latest[u];
+      if (q < 0) {
         error = "step " + std::to_string(p) + ": node " + nodeName(v) +
                 " runs before its input " + nodeName(u) + " is computed";
         return false;
       }
+      if (values[u] == 1) {
+        lastRead[q] = p;
+        continue;
+      }
       bool listed = false;
-      if (!nodes[u].resultBytes.empty())
-        for (ResultRef ref : nodes[v].reads)
-          if (ref.node == u) {
-            int slot = slotOf(v, ref);
-            if (slot < 0)
-              return false;
-            lastRead[slot] = p;
-            listed = true;
+      for (ResultRef ref : node.reads)
+        if (ref.node == u) {
+          if (ref.result < 0 || ref.result >= values[u]) {
+            error = "node " + nodeName(v) + " reads " + refName(ref) +
+                    ", which has " + std::to_string(values[u]) + " results";
+            return false;
           }
+          lastRead[slot(q, ref.result)] = p;
+          listed = true;
+        }
       if (!listed)
-        for (int r = 0; r < valueCount(u); ++r)
-          lastRead[first[latest[u]] + r] = p;
+        for (int r = 0; r < values[u]; ++r)
+          lastRead[slot(q, r)] = p;
     }
-    for (ResultRef ref : nodes[v].inPlaceInputs) {
-      int slot = slotOf(v, ref);
-      if (slot < 0)
-        return false;
-      if (nodes[v].inPlaceBytes > 0)
-        inPlaceReads.emplace_back(p, slot);
-    }
+    // An in-place input must be one this occurrence has just read.
+    if (node.inPlaceBytes > 0)
+      for (ResultRef ref : node.inPlaceInputs) {
+        if (ref.node < 0 || ref.node >= n || latest[ref.node] < 0 ||
+            ref.result < 0 || ref.result >= values[ref.node] ||
+            lastRead[slot(latest[ref.node], ref.result)] != p) {
+          error = "node " + nodeName(v) + " may write over " + refName(ref) +
+                  ", which it does not read";
+          return false;
+        }
+        inPlaceReads.emplace_back(p, slot(latest[ref.node], ref.result));
+      }
     latest[v] = p;
-    seconds += nodes[v].seconds;
+    seconds += node.seconds;
   }
 
   // End of each value's life (inclusive step).
-  std::vector<int> end(first[len]);
+  std::vector<int> end(len + extraSlots);
   for (int p = 0; p < len; ++p)
-    for (int slot = first[p]; slot < first[p + 1]; ++slot)
-      end[slot] = std::max(p, lastRead[slot]);
+    end[p] = std::max(p, lastRead[p]);
+  for (int p : multi)
+    for (int r = 1; r < values[seq[p]]; ++r)
+      end[slot(p, r)] = std::max(p, lastRead[slot(p, r)]);
   for (int o : problem.graphOutputs) {
     if (o < 0 || o >= n) {
       error = "graph output index " + std::to_string(o) + " out of range";
@@ -121,22 +137,28 @@ bool simulate(const RematProblem &problem, RematPlan &plan,
       error = "graph output " + nodeName(o) + " is never computed";
       return false;
     }
-    for (int slot = first[latest[o]]; slot < first[latest[o] + 1]; ++slot)
-      end[slot] = len - 1;
+    for (int r = 0; r < values[o]; ++r)
+      end[slot(latest[o], r)] = len - 1;
   }
 
   // Live bytes per step by a difference array.
   std::vector<int64_t> delta(len + 1, 0);
-  for (int p = 0; p < len; ++p)
-    for (int slot = first[p]; slot < first[p + 1]; ++slot) {
-      int64_t b = valueBytes(seq[p], slot - first[p]);
-      delta[p] += b;
-      delta[end[slot] + 1] -= b;
+  for (int p = 0; p < len; ++p) {
+    const int64_t b = firstBytes[seq[p]];
+    delta[p] += b;
+    delta[end[p] + 1] -= b;
+  }
+  for (int p : multi) {
+    const Node &node = nodes[seq[p]];
+    for (int r = 1; r < values[seq[p]]; ++r) {
+      delta[p] += node.resultBytes[r];
+      delta[end[slot(p, r)] + 1] -= node.resultBytes[r];
     }
+  }
   // One in-place write per occurrence (inPlaceReads is in position order).
   int sharedAt = -1;
-  for (auto [p, slot] : inPlaceReads)
-    if (p != sharedAt && end[slot] == p) {
+  for (auto [p, s] : inPlaceReads)
+    if (p != sharedAt && end[s] == p) {
       sharedAt = p;
       delta[p] -= nodes[seq[p]].inPlaceBytes;
       delta[p + 1] += nodes[seq[p]].inPlaceBytes;

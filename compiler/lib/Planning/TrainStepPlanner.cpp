@@ -150,8 +150,8 @@ plan::RematProblem withoutSharing(plan::RematProblem problem) {
 }
 
 /// The plans the floor search measures for `problem`: the strategy asked
-/// for, all and sqrt (`others` only), and for auto also auto on the coarse
-/// estimates (withoutSharing).
+/// for (`withAsked`), auto on the coarse estimates (withoutSharing) when
+/// that strategy is auto, all and sqrt.
 std::vector<FloorCandidate> floorCandidates(plan::Strategy strategy,
                                             const plan::RematProblem &problem,
                                             bool withAsked) {

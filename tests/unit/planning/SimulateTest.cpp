@@ -147,16 +147,29 @@ TEST(Simulate, ResultsOfOneNodeLiveApart) {
   p.nodes[2].inPlaceInputs = {{1, 0}};
   p.nodes[2].inPlaceBytes = 100;
   EXPECT_EQ(run(p, {0, 1, 2, 3}).peakBytes, 152);
-  // Not over the statistics, which g reads later.
+  // Not over the statistics (were r to read them), which g reads later.
+  p.nodes[2].reads = {{1, 0}, {1, 1}};
   p.nodes[2].inPlaceInputs = {{1, 1}};
   EXPECT_EQ(run(p, {0, 1, 2, 3}).peakBytes, 202);
+  // Nor over a result it does not read.
+  p.nodes[2].reads = {{1, 0}};
+  RematPlan bad;
+  bad.sequence = {0, 1, 2, 3};
+  std::string why;
+  EXPECT_FALSE(simulate(p, bad, why));
+  EXPECT_NE(why.find("node 'r' may write over result 1 of node 1, which it "
+                     "does not read"),
+            std::string::npos)
+      << why;
+  p.nodes[2].inPlaceInputs.clear();
   // A read of a result the input does not have is an error.
   p.nodes[3].reads = {{1, 2}};
   RematPlan plan;
   plan.sequence = {0, 1, 2, 3};
   std::string error;
   EXPECT_FALSE(simulate(p, plan, error));
-  EXPECT_NE(error.find("node 'g' reads result 2 of node 1"), std::string::npos)
+  EXPECT_NE(error.find("node 'g' reads result 2 of node 1, which has 2 results"),
+            std::string::npos)
       << error;
 }
 
@@ -168,8 +181,8 @@ TEST(Simulate, RejectsAnInPlaceInputThatIsNotAnInput) {
   plan.sequence = {0, 1, 2};
   std::string error;
   EXPECT_FALSE(simulate(p, plan, error));
-  EXPECT_NE(error.find("node 'c' reads result 0 of node 0, which is not one "
-                       "of its inputs' results"),
+  EXPECT_NE(error.find("node 'c' may write over result 0 of node 0, which it "
+                       "does not read"),
             std::string::npos)
       << error;
 }

@@ -94,8 +94,6 @@ struct ParamUnaryCase {
 std::vector<ParamUnaryCase> paramUnaryCases() {
   const double inf = std::numeric_limits<double>::infinity();
   return {
-      {"relu", UnaryOp::Relu, {}, [](double x) { return x > 0 ? 1 : 0; }, -3,
-       3},
       {"leaky_relu", UnaryOp::LeakyRelu, withAlpha(0.1),
        [](double x) { return x >= 0 ? x : 0.1 * x; }, -3, 3},
       {"elu", UnaryOp::Elu, withAlpha(0.7),

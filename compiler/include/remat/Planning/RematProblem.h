@@ -36,6 +36,20 @@ struct Node {
   double seconds = 0;          // estimated time to compute it once
   int64_t outputBytes = 0;     // bytes of its results while live
   std::vector<int> inputs;     // nodes it reads (indices < its own)
+  /// In-place sharing: the input results the op may overwrite with its
+  /// first result (compiler/include/remat/Dialect/InPlace.h). When the
+  /// instance of one of them it reads dies at this occurrence, the result
+  /// takes that storage, so the step holds `inPlaceBytes` less. (Next to
+  /// `inputs`: simulate() reads both for every occurrence.)
+  int64_t inPlaceBytes = 0;
+  std::vector<ResultRef> inPlaceInputs;
+  /// Several results with lifetimes of their own (a batch norm's output,
+  /// read by the next op, and its small saved statistics, read by the
+  /// backward): the bytes of each, summing to outputBytes. Empty: one value.
+  std::vector<int64_t> resultBytes;
+  /// The results this node reads of its inputs that have resultBytes; such
+  /// an input with no entry here is read whole.
+  std::vector<ResultRef> reads;
   /// Whether the op may be executed again before a later use. Backward and
   /// optimizer ops are not; forward ops are (dropout and BatchNorm are
   /// recomputable by construction: counter-based RNG, running stats as
@@ -44,19 +58,6 @@ struct Node {
   /// Layer-like region the op belongs to (e.g. a transformer block index),
   /// or -1. Strategies may use it (`all` checkpoints region inputs).
   int region = -1;
-  /// Several results with lifetimes of their own (a batch norm's output,
-  /// read by the next op, and its small saved statistics, read by the
-  /// backward): the bytes of each, summing to outputBytes. Empty: one value.
-  std::vector<int64_t> resultBytes;
-  /// The results this node reads of its inputs that have resultBytes; such
-  /// an input with no entry here is read whole.
-  std::vector<ResultRef> reads;
-  /// In-place sharing: the input results the op may overwrite with its
-  /// first result (compiler/include/remat/Dialect/InPlace.h). When the
-  /// instance of one of them it reads dies at this occurrence, the result
-  /// takes that storage, so the step holds `inPlaceBytes` less.
-  std::vector<ResultRef> inPlaceInputs;
-  int64_t inPlaceBytes = 0;
 };
 
 /// The problem: nodes in schedule order (a topological order), the bytes
