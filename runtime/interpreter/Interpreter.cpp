@@ -527,16 +527,20 @@ private:
       auto it = slots_.find(operand.get());
       if (it == slots_.end())
         continue;
-      ArenaRange *other = it->second.range.get();
+      const std::shared_ptr<ArenaRange> &other = it->second.range;
       if (!other || !other->writer || other->offset != range.offset ||
           other->bytes != range.bytes)
         continue;
-      const bool dies = llvm::all_of(slots_, [&](const auto &entry) {
-        return entry.second.range.get() != other ||
-               llvm::is_contained(current_->release, entry.first);
-      });
-      if (dies)
-        return other;
+      // It dies here if every slot holding it (the operand and the views of
+      // it) is released after this step.
+      long releasedHolders = 0;
+      for (Value released : current_->release) {
+        auto held = slots_.find(released);
+        if (held != slots_.end() && held->second.range == other)
+          ++releasedHolders;
+      }
+      if (releasedHolders == other.use_count())
+        return other.get();
     }
     return nullptr;
   }
