@@ -15,18 +15,23 @@
 //                     (k reads s, or s is k's): allowed only when k runs, no
 //                     later reader of s runs in stage t, and S[t+1][s] = 0
 //   U[t][k]  live bytes while node k runs in stage t (within the budget)
+//   Z[t][k]  in [0,1] node k writes its result over an in-place input
+//                     (Node::inPlaceInputs) freed right after it, which
+//                     takes inPlaceBytes_k off U[t][k] (and only U[t][k])
 //
 //   R[t][k] <= R[t][j] + S[t][s]          for each result s of j that k reads
 //   S[t+1][s] <= R[t][i] + S[t][s]        (s a result of i)
 //   U[t][k0] = sum_s b_s S[t][s] + b_k0 R[t][k0]
 //   U[t][k]  = U[t][k'] - sum_s b_s F[t][s][k'] + b_k R[t][k]  (k' before k)
+//              - p_k Z[t][k] + p_k' Z[t][k']
+//   Z[t][k] <= sum F[t][s][k] over the slots s k may write over in place
 //   minimise sum_t sum_i seconds_i R[t][i]
 //
 // This accounting never undercounts the live bytes of the sequence the
 // solution converts to (stage by stage, recomputations in index order), and
 // is exact for plans that drop values right after their last read, so a
-// solution within the budget simulates within the budget. F can be
-// continuous: for integral R and S its upper bounds are 0 or 1.
+// solution within the budget simulates within the budget. F and Z can be
+// continuous: for integral R and S their upper bounds are 0 or 1.
 //
 //===----------------------------------------------------------------------===//
 
@@ -82,15 +87,8 @@ Slots analyzeSlots(const RematProblem &problem) {
   s.reads.assign(n, {});
   for (int k = 0; k < n; ++k) {
     const Node &reader = nodes[k];
-    for (size_t j = 0; j < reader.inputs.size(); ++j) {
-      const int i = reader.inputs[j];
-      const bool all = j >= reader.inputResults.size() ||
-                       reader.inputResults[j].empty();
-      for (int r = 0; r < s.count(i); ++r) {
-        if (!all && std::find(reader.inputResults[j].begin(),
-                              reader.inputResults[j].end(),
-                              r) == reader.inputResults[j].end())
-          continue;
+    for (int i : reader.inputs) {
+      for (int r : resultsRead(nodes, reader, i)) {
         const int slot = s.first[i] + r;
         if (std::find(s.reads[k].begin(), s.reads[k].end(), slot) ==
             s.reads[k].end())
@@ -118,6 +116,10 @@ struct MilpModel : MipModel {
   std::vector<std::vector<int>> U;
   // freeAt[t][j]: indices into `frees` of frees after stageNodes[t][j].
   std::vector<std::vector<std::vector<int>>> freeAt;
+  // Z[t][j]: 1 when stageNodes[t][j] writes its result over an in-place
+  // input freed right after it (Node::inPlaceInputs), which takes its
+  // inPlaceBytes off U[t][j]; -1 where it cannot.
+  std::vector<std::vector<int>> Z;
   double byteScale = 1, timeScale = 1, memLimit = 0;
 };
 
@@ -253,6 +255,35 @@ MilpModel buildModel(const RematProblem &problem, const ForwardInfo &info,
                                    "U_" + std::to_string(t) + "_" +
                                        std::to_string(m.stageNodes[t][j])));
 
+  // In-place writes: Z[t][j] <= the frees after k of its in-place inputs.
+  m.Z.assign(n, {});
+  for (int t = 0; t < n; ++t)
+    for (size_t j = 0; j < m.stageNodes[t].size(); ++j) {
+      const int k = m.stageNodes[t][j];
+      std::vector<std::pair<int, double>> terms;
+      for (int fi : m.freeAt[t][j]) {
+        const auto &f = m.frees[fi];
+        for (ResultRef input : nodes[k].inPlaceInputs)
+          if (input.node != k &&
+              f.slot == sl.first[input.node] + input.result) {
+            terms.push_back({f.col, -1});
+            break;
+          }
+      }
+      int z = -1;
+      if (nodes[k].inPlaceBytes > 0 && !terms.empty()) {
+        z = m.addColumn(0, 1, 0, false,
+                        "Z_" + std::to_string(t) + "_" + std::to_string(k));
+        terms.push_back({z, 1});
+        m.addRow(terms, -inf, 0);
+      }
+      m.Z[t].push_back(z);
+    }
+  auto inPlace = [&](int t, size_t j) {
+    const int k = m.stageNodes[t][j];
+    return static_cast<double>(nodes[k].inPlaceBytes) / m.byteScale;
+  };
+
   // Dependencies: k runs only when each result it reads is live or its node
   // runs before it in the stage.
   for (int t = 0; t < n; ++t)
@@ -334,6 +365,11 @@ MilpModel buildModel(const RematProblem &problem, const ForwardInfo &info,
       terms.push_back({m.U[t][j], 1});
       int k = stage[j];
       terms.push_back({Rc(t, k), -nodeBytes(k)});
+      // An in-place write holds its bytes less during its own step only.
+      if (m.Z[t][j] >= 0)
+        terms.push_back({m.Z[t][j], inPlace(t, j)});
+      if (j > 0 && m.Z[t][j - 1] >= 0)
+        terms.push_back({m.Z[t][j - 1], -inPlace(t, j - 1)});
       if (j == 0) {
         for (int s = 0; s < sl.first[t]; ++s)
           if (Sc(t, s) >= 0 && slotBytes(s) > 0)
@@ -451,6 +487,19 @@ std::vector<double> warmColumns(const RematProblem &problem,
     }
     latest[v] = q;
   }
+  // In-place writes: where an in-place input is freed right after the op.
+  for (int t = 0; t < n; ++t)
+    for (size_t j = 0; j < m.stageNodes[t].size(); ++j) {
+      if (m.Z[t][j] < 0)
+        continue;
+      const int k = m.stageNodes[t][j];
+      for (int fi : m.freeAt[t][j])
+        for (ResultRef input : nodes[k].inPlaceInputs)
+          if (input.node != k &&
+              m.frees[fi].slot == sl.first[input.node] + input.result &&
+              x[m.frees[fi].col] > 0.5)
+            x[m.Z[t][j]] = 1;
+    }
   // Memory.
   for (int t = 0; t < n; ++t) {
     const auto &stage = m.stageNodes[t];
@@ -467,9 +516,15 @@ std::vector<double> warmColumns(const RematProblem &problem,
       int c = m.R[t][stage[j]];
       if (x[c] > 0.5)
         u += static_cast<double>(nodes[stage[j]].outputBytes) / m.byteScale;
-      if (u > m.memLimit * (1 + 1e-9) + 1e-9)
+      const int z = m.Z[t][j];
+      const double during =
+          u - (z >= 0 && x[z] > 0.5
+                   ? static_cast<double>(nodes[stage[j]].inPlaceBytes) /
+                         m.byteScale
+                   : 0.0);
+      if (during > m.memLimit * (1 + 1e-9) + 1e-9)
         return {};
-      x[m.U[t][j]] = std::max(0.0, u);
+      x[m.U[t][j]] = std::max(0.0, during);
     }
   }
   return x;

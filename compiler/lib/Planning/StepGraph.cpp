@@ -2,6 +2,7 @@
 
 #include "StepGraph.h"
 
+#include "remat/Dialect/InPlace.h"
 #include "remat/Dialect/RematOps.h"
 
 #include "mlir/IR/Builders.h"
@@ -71,31 +72,26 @@ StepGraph buildStepGraph(func::FuncOp func, const CostModel &costModel,
     node.opKind = op.getName().getStringRef().str();
     node.seconds = costModel.estimate(&op).seconds;
     for (Value r : op.getResults()) {
-      int64_t bytes = roles.persistent.contains(r)
-                          ? 0
-                          : tensorBytes(r.getType(), alignment);
+      int64_t bytes =
+          roles.persistent.contains(r) ? 0 : tensorBytes(r.getType(), alignment);
       node.outputBytes += bytes;
+      // Several results live apart (a batch norm's statistics outlive its
+      // output); one result is the node's value.
       if (op.getNumResults() > 1)
         node.resultBytes.push_back(bytes);
     }
-    // Inputs, and which results of each a multi-result producer gives.
     for (Value operand : op.getOperands()) {
       Value source = viewSource(operand);
-      Operation *def = source.getDefiningOp();
-      auto it = def ? graph.nodeOf.find(def) : graph.nodeOf.end();
+      auto it = graph.nodeOf.find(source.getDefiningOp());
       if (it == graph.nodeOf.end())
         continue;
-      auto pos = llvm::find(node.inputs, it->second);
-      size_t j = pos - node.inputs.begin();
-      if (pos == node.inputs.end()) {
+      if (!llvm::is_contained(node.inputs, it->second))
         node.inputs.push_back(it->second);
-        node.inputResults.emplace_back();
-      }
-      if (def->getNumResults() > 1) {
-        int result = llvm::cast<OpResult>(source).getResultNumber();
-        if (!llvm::is_contained(node.inputResults[j], result))
-          node.inputResults[j].push_back(result);
-      }
+      plan::ResultRef read{it->second,
+                           static_cast<int>(cast<OpResult>(source).getResultNumber())};
+      if (source.getDefiningOp()->getNumResults() > 1 &&
+          !llvm::is_contained(node.reads, read))
+        node.reads.push_back(read);
     }
     node.recomputable = roles.isForward(&op) && !roles.losses.empty() &&
                         !op.hasTrait<OptimizerUpdate>();
@@ -144,9 +140,9 @@ StepGraph buildStepGraph(func::FuncOp func, const CostModel &costModel,
     if (othersRead) {
       plan::Node &node = graph.problem.nodes[i];
       node.outputBytes -= ownReturned;
-      for (Value r : op->getResults())
+      for (OpResult r : op->getResults())
         if (returned.contains(r) && !node.resultBytes.empty())
-          node.resultBytes[llvm::cast<OpResult>(r).getResultNumber()] = 0;
+          node.resultBytes[r.getResultNumber()] = 0;
       returnedBytes += ownReturned;
     } else {
       graph.problem.graphOutputs.push_back(i);
@@ -176,6 +172,35 @@ StepGraph buildStepGraph(func::FuncOp func, const CostModel &costModel,
   }
   if (returnedBytes > 0)
     graph.problem.partTimeFixedBytes.push_back({returnedBytes, -1});
+  // In-place sharing, as the memory profile decides it (InPlace.h): the
+  // first result over an operand produced by another node, neither
+  // persistent nor returned (those do not die at the op).
+  for (size_t i = 0; i < graph.ops.size(); ++i) {
+    Operation *op = graph.ops[i];
+    if (op->getNumResults() == 0)
+      continue;
+    OpResult result = op->getResult(0);
+    if (roles.persistent.contains(result) || returned.contains(result))
+      continue;
+    plan::Node &node = graph.problem.nodes[i];
+    for (OpOperand &operand : op->getOpOperands()) {
+      if (!mayWriteInPlace(op, result, operand))
+        continue;
+      Value source = viewSource(operand.get());
+      if (roles.persistent.contains(source) || returned.contains(source))
+        continue;
+      auto it = graph.nodeOf.find(source.getDefiningOp());
+      if (it == graph.nodeOf.end())
+        continue; // an argument or a constant: not a node's value
+      plan::ResultRef input{
+          it->second,
+          static_cast<int>(cast<OpResult>(source).getResultNumber())};
+      if (!llvm::is_contained(node.inPlaceInputs, input))
+        node.inPlaceInputs.push_back(input);
+    }
+    if (!node.inPlaceInputs.empty())
+      node.inPlaceBytes = tensorBytes(result.getType(), alignment);
+  }
   return graph;
 }
 

@@ -14,7 +14,8 @@
 //
 // With z[t][v] = "v is absent at s_t but read after it" (binary) and
 // R[t][v] = "v is live at s_t or read after it", the live bytes at s_t are at
-// least sum_v b_v (R[t][v] - z[t][v]) + b_t, which must fit the budget. And
+// least sum_v b_v (R[t][v] - z[t][v]) + b_t - p_t (p_t: what t may write
+// in place over an input dying there), which must fit the budget. And
 // for the steps t1 < t2 < ... at which v has a variable, each interval
 // (s_ti, s_ti+1] in which v is absent at the start and present (or no longer
 // needed) at the end contains a recomputation of v:
@@ -71,17 +72,6 @@ struct ScheduleFacts {
   std::vector<uint64_t> neededHash;
 };
 
-/// The results of its j-th input that `reader` reads (indices below
-/// `count`).
-std::vector<int> readResults(const Node &reader, size_t j, size_t count) {
-  if (j < reader.inputResults.size() && !reader.inputResults[j].empty())
-    return reader.inputResults[j];
-  std::vector<int> all(count);
-  for (size_t r = 0; r < count; ++r)
-    all[r] = static_cast<int>(r);
-  return all;
-}
-
 uint64_t mix(uint64_t x) {
   // splitmix64's finaliser.
   x += 0x9e3779b97f4a7c15ULL;
@@ -122,7 +112,7 @@ ScheduleFacts analyzeSchedule(const RematProblem &problem) {
     for (size_t j = 0; j < nodes[w].inputs.size(); ++j) {
       const int v = nodes[w].inputs[j];
       auto &results = f.results[v];
-      for (int r : readResults(nodes[w], j, results.size())) {
+      for (int r : resultsRead(nodes, nodes[w], v)) {
         results[r].second = std::max(results[r].second, w);
         auto &users = f.resultUsers[v][r];
         if (users.empty() || users.back() != w)
@@ -206,8 +196,6 @@ std::vector<int> candidateSteps(const ScheduleFacts &f,
 
 /// Coefficients are scaled to the biggest value (bytes) and the slowest node
 /// (seconds), so that they are O(1) for the solvers' tolerances.
-/// Coefficients are scaled to the biggest value (bytes) and the slowest node
-/// (seconds), so that they are O(1) for the solvers' tolerances.
 struct Relaxation : MipModel {
   double byteScale = 1, timeScale = 0;
   int steps = 0;
@@ -232,7 +220,9 @@ bool addStep(const RematProblem &problem, const ScheduleFacts &f, int t,
     isInput[u] = 1;
   std::vector<int> zCol(t, -1);
   std::vector<std::pair<int, double>> memoryTerms;
-  int64_t constantBytes = nodes[t].outputBytes;
+  // t's output, less what it may write over an input dying at t (in-place
+  // sharing: a plan may or may not let it, so the bound assumes it does).
+  int64_t constantBytes = nodes[t].outputBytes - nodes[t].inPlaceBytes;
   // Consumers before producers, so that a value knows whether a consumer may
   // be absent (and recomputed from it) when its turn comes.
   for (int v = t - 1; v >= 0; --v) {

@@ -127,6 +127,46 @@ std::string explainInfeasible(const PlanReport &report,
   return why + "; what would help: " + help;
 }
 
+/// A plan a floor search looks at: a strategy, and the problem it plans.
+struct FloorCandidate {
+  plan::Strategy strategy;
+  plan::RematProblem problem;
+  std::string label; // for the plan's note ("sqrt's plan fits")
+};
+
+/// `problem` without what the strategies know of in-place writes and of
+/// results that die apart: each node's output one value, nothing written
+/// in place. auto's local search follows its estimates, and on some graphs
+/// the finer ones lead it to a higher floor than the coarse ones did; the
+/// arena shares in place either way, so the coarse search's plan needs no
+/// more than it did before the finer estimates existed.
+plan::RematProblem withoutSharing(plan::RematProblem problem) {
+  for (plan::Node &node : problem.nodes) {
+    node.resultBytes.clear();
+    node.reads.clear();
+    node.inPlaceInputs.clear();
+    node.inPlaceBytes = 0;
+  }
+  return problem;
+}
+
+/// The plans the floor search measures for `problem`: the strategy asked
+/// for (`withAsked`), auto on the coarse estimates (withoutSharing) when
+/// that strategy is auto, all and sqrt.
+std::vector<FloorCandidate> floorCandidates(plan::Strategy strategy,
+                                            const plan::RematProblem &problem,
+                                            bool withAsked) {
+  std::vector<FloorCandidate> out;
+  if (withAsked)
+    out.push_back({strategy, problem, std::string(plan::strategyName(strategy)) + "'s plan"});
+  if (strategy == plan::Strategy::Auto)
+    out.push_back({plan::Strategy::Auto, withoutSharing(problem),
+                   "auto's plan on coarse estimates"});
+  for (plan::Strategy s : {plan::Strategy::All, plan::Strategy::Sqrt})
+    out.push_back({s, problem, std::string(plan::strategyName(s)) + "'s plan"});
+  return out;
+}
+
 std::string dtypeName(Value value) {
   std::string name;
   llvm::raw_string_ostream os(name);
@@ -293,18 +333,19 @@ FailureOr<PlanReport> planTrainStep(func::FuncOp func, const CostModel &costMode
   }
   graph.problem.budgetBytes = options.budgetBytes;
   int64_t chosenPeak = planPeak(chosen);
-  // The floor search: the least memory the strategy, all and sqrt reach,
-  // measured like the planned peak (persistent + arena + workspace). When
+  // The floor search: the least memory the strategy, all and sqrt reach
+  // (auto also on coarse estimates: floorCandidates), measured like the
+  // planned peak (persistent + arena + workspace). When
   // the budget does not fit, the strategy's plan is already its
   // lowest-memory one; asked for, it also runs on a budget that fits, with
   // an impossible budget (1 byte) so that each strategy minimises its peak.
   if (chosenPeak <= options.budgetBytes && options.reportFloor) {
     plan::RematProblem floorProblem = graph.problem;
     floorProblem.budgetBytes = 1;
-    for (plan::Strategy s :
-         {options.strategy, plan::Strategy::All, plan::Strategy::Sqrt}) {
+    for (const FloorCandidate &c :
+         floorCandidates(options.strategy, floorProblem, /*withAsked=*/true)) {
       plan::RematPlan p =
-          plan::runStrategy(s, floorProblem, options.strategyOptions);
+          plan::runStrategy(c.strategy, c.problem, options.strategyOptions);
       if (!plan::simulate(floorProblem, p, error))
         continue;
       const int64_t peak = planPeak(p);
@@ -326,17 +367,17 @@ FailureOr<PlanReport> planTrainStep(func::FuncOp func, const CostModel &costMode
     // would be a budget auto cannot meet.
     const int64_t autoPeak = chosenPeak;
     bool replacedByFit = false;
-    plan::RematProblem floorProblem = graph.problem;
-    floorProblem.budgetBytes = 1;
-    const bool autoFloor = options.strategy == plan::Strategy::Auto &&
-                           options.budgetBytes > 1;
-    for (plan::Strategy s : {plan::Strategy::Auto, plan::Strategy::All,
-                             plan::Strategy::Sqrt}) {
-      if (s == plan::Strategy::Auto && !autoFloor)
-        continue;
-      plan::RematPlan p = plan::runStrategy(
-          s, s == plan::Strategy::Auto ? floorProblem : graph.problem,
-          options.strategyOptions);
+    std::vector<FloorCandidate> candidates =
+        floorCandidates(options.strategy, graph.problem, /*withAsked=*/false);
+    if (options.strategy == plan::Strategy::Auto && options.budgetBytes > 1) {
+      plan::RematProblem floorProblem = graph.problem;
+      floorProblem.budgetBytes = 1;
+      candidates.insert(candidates.begin(),
+                        {plan::Strategy::Auto, floorProblem, "its floor plan"});
+    }
+    for (const FloorCandidate &c : candidates) {
+      plan::RematPlan p =
+          plan::runStrategy(c.strategy, c.problem, options.strategyOptions);
       if (!plan::simulate(graph.problem, p, error))
         continue;
       const int64_t peak = planPeak(p);
@@ -351,10 +392,7 @@ FailureOr<PlanReport> planTrainStep(func::FuncOp func, const CostModel &costMode
         continue;
       p.note = std::string("auto's own plan (arena ") + formatBytes(autoPeak) +
                ") " + (fits ? "missed the budget; " : "needs more memory; ") +
-               (s == plan::Strategy::Auto ? std::string("its floor plan")
-                                          : plan::strategyName(s) +
-                                                std::string("'s")) +
-               " " + (fits ? "fits" : "needs the least");
+               c.label + " " + (fits ? "fits" : "needs the least");
       chosen = std::move(p);
       chosenPeak = peak;
       replacedByFit = fits;

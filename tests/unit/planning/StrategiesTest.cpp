@@ -160,6 +160,32 @@ TEST(Strategies, MilpSolvesSmallGraphsToOptimality) {
   }
 }
 
+TEST(Strategies, MilpCountsInPlaceWrites) {
+  // a(30) -> b(30) -> c(10): with b written over a (which dies there), no
+  // step holds more than 40 bytes; without, b's step holds 60.
+  RematProblem p;
+  for (auto [name, bytes] : {std::pair{"a", 30}, {"b", 30}, {"c", 10}}) {
+    Node n;
+    n.name = name;
+    n.outputBytes = bytes;
+    n.seconds = 1;
+    if (!p.nodes.empty())
+      n.inputs = {static_cast<int>(p.nodes.size()) - 1};
+    p.nodes.push_back(n);
+  }
+  p.graphOutputs = {2};
+  p.budgetBytes = 40;
+  RematPlan plain = planMilp(p);
+  EXPECT_FALSE(plain.fitsBudget) << plain.note;
+  p.nodes[1].inPlaceInputs = {{0, 0}};
+  p.nodes[1].inPlaceBytes = 30;
+  RematPlan milp = planMilp(p);
+  expectValid(p, milp);
+  EXPECT_EQ(milp.declined, "");
+  EXPECT_TRUE(milp.fitsBudget) << milp.note;
+  EXPECT_EQ(milp.peakBytes, 40);
+}
+
 TEST(Strategies, MilpSolvesBigGraphsByDecomposition) {
   // 30 blocks: 603 nodes, over the Checkmate model's 150. CBC bounds every
   // plan through the step-time relaxation; the gap it proves is reported.

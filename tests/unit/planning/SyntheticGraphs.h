@@ -237,12 +237,12 @@ inline RematProblem withResults(RematProblem p, std::mt19937 &rng) {
     }
   }
   for (Node &reader : p.nodes) {
-    reader.inputResults.assign(reader.inputs.size(), {});
-    for (size_t j = 0; j < reader.inputs.size(); ++j) {
-      const Node &input = p.nodes[reader.inputs[j]];
+    reader.reads.clear();
+    for (int i : reader.inputs) {
+      const Node &input = p.nodes[i];
       for (int r = 0; r < static_cast<int>(input.resultBytes.size()); ++r)
         if (coin(rng))
-          reader.inputResults[j].push_back(r);
+          reader.reads.push_back({i, r});
     }
   }
   return p;

@@ -21,20 +21,38 @@
 
 namespace remat::plan {
 
-/// One op of the schedule. Its output (all results together) is one value.
+/// A result of a node: the node's index and which of its results (0 when
+/// the node's output is one value).
+struct ResultRef {
+  int node = -1;
+  int result = 0;
+  bool operator==(const ResultRef &other) const {
+    return node == other.node && result == other.result;
+  }
+};
+
+/// One op of the schedule. Its output is one value (all results together),
+/// or, where `resultBytes` is set, several values that live and die apart.
 struct Node {
   std::string name;            // for reports ("layer.3/Softmax")
   std::string opKind;          // op name for reports ("remat.softmax")
   double seconds = 0;          // estimated time to compute it once
   int64_t outputBytes = 0;     // bytes of its results while live
   std::vector<int> inputs;     // nodes it reads (indices < its own)
-  /// An op with several results frees each after its own last read (a
-  /// layer norm's output long before the statistics its backward reads):
-  /// the bytes of each result, summing to outputBytes; empty for one value.
+  /// In-place sharing: the input results the op may overwrite with its
+  /// first result (compiler/include/remat/Dialect/InPlace.h). When the
+  /// instance of one of them it reads dies at this occurrence, the result
+  /// takes that storage, so the step holds `inPlaceBytes` less. (Next to
+  /// `inputs`: simulate() reads both for every occurrence.)
+  int64_t inPlaceBytes = 0;
+  std::vector<ResultRef> inPlaceInputs;
+  /// Several results with lifetimes of their own (a batch norm's output,
+  /// read by the next op, and its small saved statistics, read by the
+  /// backward): the bytes of each, summing to outputBytes. Empty: one value.
   std::vector<int64_t> resultBytes;
-  /// Parallel to `inputs`: the results of that input this node reads
-  /// (indices into its resultBytes); empty, or an empty entry: all of them.
-  std::vector<std::vector<int>> inputResults;
+  /// The results this node reads of its inputs that have resultBytes; such
+  /// an input with no entry here is read whole.
+  std::vector<ResultRef> reads;
   /// Whether the op may be executed again before a later use. Backward and
   /// optimizer ops are not; forward ops are (dropout and BatchNorm are
   /// recomputable by construction: counter-based RNG, running stats as
@@ -44,6 +62,12 @@ struct Node {
   /// or -1. Strategies may use it (`all` checkpoints region inputs).
   int region = -1;
 };
+
+/// The results of node `input` that `reader` reads (`input` one of
+/// reader.inputs): {0} for a single value, else those listed in
+/// reader.reads, or all of them where none is listed.
+std::vector<int> resultsRead(const std::vector<Node> &nodes,
+                             const Node &reader, int input);
 
 /// The problem: nodes in schedule order (a topological order), the bytes
 /// that are live throughout (persistent state and workspace, counted against
@@ -66,10 +90,12 @@ struct RematProblem {
 /// A plan is an execution sequence: node indices in the order they run; a
 /// node listed again is recomputed. Each occurrence of a node creates an
 /// instance of its value; a node reads the latest instance of each input,
-/// which must still be live. An instance (each of its results, for nodes
+/// which must still be live. An instance (each of its results, for a node
 /// with resultBytes) is freed right after its last read (before the node's
-/// next occurrence, if any); graph outputs stay live to the end. So the
-/// sequence alone fixes the memory profile.
+/// next occurrence, if any); graph outputs stay live to the end; an
+/// occurrence whose in-place input dies there (Node::inPlaceInputs) needs
+/// its inPlaceBytes only once during its step. So the sequence alone fixes
+/// the memory profile.
 struct RematPlan {
   std::vector<int> sequence;
   /// Peak bytes of the sequence (including fixedBytes), as simulated.
