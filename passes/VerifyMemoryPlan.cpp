@@ -7,7 +7,12 @@
 // from the same liveness the planner uses (computeMemoryProfile: body order,
 // inputs live from the start, returned values to the end, reshapes views of
 // their input's buffer), and the overlap sweep is the planning library's
-// (plan::findOverlap); the offsets are the IR's own.
+// (plan::findOverlap); the offsets are the IR's own. A result the IR puts at
+// the offset of an operand is accepted exactly when it is a legal in-place
+// pair (compiler/include/remat/Dialect/InPlace.h: the op has the
+// InPlaceElementwise trait, the result is its first and has the operand's
+// type, hence its bytes, and the op is the operand's last use); the pair is
+// then one buffer, and any other shared bytes are an overlap.
 //
 //===----------------------------------------------------------------------===//
 
@@ -131,7 +136,8 @@ LogicalResult PlanChecker::run() {
   // Lifetimes with unrounded sizes: the checks below are about the bytes
   // kernels really touch. (With aligned offsets, unrounded ranges overlap
   // exactly when rounded ones do.)
-  MemoryProfile profile = computeMemoryProfile(func, /*alignment=*/0);
+  MemoryProfile profile = computeMemoryProfile(func, /*alignment=*/0,
+                                               InPlaceSharing::AsAssigned);
   StepRoles roles = classifyStep(func);
   bool ok = true;
 
@@ -156,7 +162,8 @@ LogicalResult PlanChecker::run() {
     const unsigned buffer = it->second;
     Value root = profile.buffers[buffer].value;
     if (root != v) {
-      // A view (remat.reshape) of its input's buffer.
+      // A view (remat.reshape) of its input's buffer. (A result written in
+      // place shares its operand's buffer only at the operand's offset.)
       std::optional<int64_t> rootAt = offsetOf(root);
       if ((offset || isUsed(v)) && rootAt && offset != rootAt) {
         error(v) << describe(v) << " is a view of " << describe(root)

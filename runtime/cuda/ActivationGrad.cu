@@ -59,6 +59,7 @@ template <typename T>
 __device__ T activationDerivative(UnaryOp op, T x, T dy,
                                   const ActivationParams<T> &p) {
   switch (op) {
+  case UnaryOp::Relu: return x > 0 ? dy : T(0);
   case UnaryOp::LeakyRelu: return x > 0 ? dy : dy * p.alpha;
   case UnaryOp::Elu: return x > 0 ? dy : dy * (p.alpha * dExp(x));
   case UnaryOp::Selu:
@@ -174,6 +175,7 @@ void activationBackward(UnaryOp op, const TensorView &x, const TensorView &dy,
   checkSameAsX(kernel, x, dy, "dy");
   checkSameAsX(kernel, x, dx, "dx");
   switch (op) {
+  case UnaryOp::Relu:
   case UnaryOp::LeakyRelu:
   case UnaryOp::Elu:
   case UnaryOp::Selu:

@@ -9,7 +9,9 @@
 // Arena mode (the function carries remat.arena_bytes): values with an arena
 // offset are views into one arena the Plan owns; their Slot holds a shared
 // ArenaRange (shared by reshape aliases) that keeps the live-byte count and
-// lets the debug check find live values overlapping a write.
+// lets the debug check find live values overlapping a write. A result the
+// plan writes over an operand that dies at its op (InPlace.h) takes that
+// operand's bytes over; the check allows exactly that overlap.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,6 +19,7 @@
 
 #include "ExecContext.h"
 #include "InterpreterCall.h"
+#include "remat/Dialect/InPlace.h"
 #include "remat/Dialect/RematOps.h"
 #include "remat/Interpreter/TensorConversion.h"
 #include "remat/runtime/Kernels.h"
@@ -323,6 +326,7 @@ public:
   }
 
   void execute(const Plan::Step &step) {
+    current_ = &step;
     try {
       InterpreterCall call(*this);
       (void)(*step.executor)(step.op, call);
@@ -419,11 +423,14 @@ public:
 private:
   /// The bytes of the arena a value (and the reshapes aliasing it) holds,
   /// and who wrote them: an op, or the input argument (writer null).
+  /// `counted` is what it adds to the live bytes: its size, or 0 once a
+  /// result written over it in place has taken its bytes over.
   struct ArenaRange {
     int64_t offset = 0;
     size_t bytes = 0;
     Operation *writer = nullptr;
     Value value;
+    size_t counted = 0;
   };
 
   struct Slot {
@@ -442,18 +449,26 @@ private:
     const size_t bytes = view.bytes();
     Interpreter *interp = &interp_;
     std::shared_ptr<ArenaRange> range(
-        new ArenaRange{offset, bytes, writer, value},
+        new ArenaRange{offset, bytes, writer, value, bytes},
         [interp](ArenaRange *r) {
-          interp->liveBytes_ -= r->bytes;
+          interp->liveBytes_ -= r->counted;
           delete r;
         });
-    interp->liveBytes_ += bytes;
+    // A result written over a dying operand holds that operand's bytes.
+    ArenaRange *source = writer ? inPlaceSource(*range) : nullptr;
+    if (source)
+      source->counted = 0;
+    else
+      interp->liveBytes_ += bytes;
     interp->peakLiveBytes_ =
         std::max(interp->peakLiveBytes_, interp->liveBytes_);
     if (bytes) {
       if (interp->checkArena_) {
-        checkOverlap(*range);
-        std::memset(view.data, 0xFF, bytes);
+        checkOverlap(*range, source);
+        // Poisoned, so that a kernel reading what it has not written shows;
+        // not an in-place result, whose bytes are still its operand's.
+        if (!source)
+          std::memset(view.data, 0xFF, bytes);
       }
       interp->arenaHighWater_ = std::max(
           interp->arenaHighWater_, static_cast<size_t>(offset) + bytes);
@@ -475,14 +490,44 @@ private:
     return text;
   }
 
-  /// Throws if a live value other than `range`'s own occupies any of its
-  /// bytes.
-  void checkOverlap(const ArenaRange &range) {
+  /// The live range the result `range` may be written over in place: an
+  /// operand's with the same bytes, which its op may overwrite (InPlace.h),
+  /// that holds no input argument and no value read after this step.
+  ArenaRange *inPlaceSource(const ArenaRange &range) {
+    Operation *op = range.writer;
+    auto result = cast<OpResult>(range.value);
+    for (OpOperand &operand : op->getOpOperands()) {
+      if (!mayWriteInPlace(op, result, operand))
+        continue;
+      auto it = slots_.find(operand.get());
+      if (it == slots_.end())
+        continue;
+      const std::shared_ptr<ArenaRange> &other = it->second.range;
+      if (!other || !other->writer || other->offset != range.offset ||
+          other->bytes != range.bytes)
+        continue;
+      // It dies here if every slot holding it (the operand and the views of
+      // it) is released after this step.
+      long releasedHolders = 0;
+      for (Value released : current_->release) {
+        auto held = slots_.find(released);
+        if (held != slots_.end() && held->second.range == other)
+          ++releasedHolders;
+      }
+      if (releasedHolders == other.use_count())
+        return other.get();
+    }
+    return nullptr;
+  }
+
+  /// Throws if a live value other than `range`'s own, or the operand it is
+  /// written over in place (`inPlace`), occupies any of its bytes.
+  void checkOverlap(const ArenaRange &range, const ArenaRange *inPlace) {
     const int64_t begin = range.offset;
     const int64_t end = begin + static_cast<int64_t>(range.bytes);
     for (auto &entry : slots_) {
       const ArenaRange *other = entry.second.range.get();
-      if (!other || other == &range || other->bytes == 0)
+      if (!other || other == &range || other == inPlace || other->bytes == 0)
         continue;
       const int64_t otherEnd = other->offset + static_cast<int64_t>(other->bytes);
       if (begin < otherEnd && other->offset < end)
@@ -517,6 +562,8 @@ private:
 
   Interpreter &interp_;
   llvm::DenseMap<Value, Slot> slots_;
+  /// The step being executed (its release list says what dies there).
+  const Plan::Step *current_ = nullptr;
 };
 
 std::vector<rt::Tensor>

@@ -1,6 +1,7 @@
 //===- MemoryProfile.cpp - Liveness and memory by category ----------------===//
 
 #include "remat/Analysis/MemoryProfile.h"
+#include "remat/Dialect/InPlace.h"
 #include "remat/Dialect/RematOps.h"
 #include "remat/runtime/Program.h"
 
@@ -72,7 +73,8 @@ StepRoles classifyStep(func::FuncOp func) {
   return roles;
 }
 
-MemoryProfile computeMemoryProfile(func::FuncOp func, int64_t alignment) {
+MemoryProfile computeMemoryProfile(func::FuncOp func, int64_t alignment,
+                                   InPlaceSharing sharing) {
   MemoryProfile profile;
   Block &body = func.getBody().front();
   auto ret = cast<func::ReturnOp>(body.getTerminator());
@@ -108,30 +110,82 @@ MemoryProfile computeMemoryProfile(func::FuncOp func, int64_t alignment) {
     if (resultRole(func, index) == "gradient")
       gradients.insert(v);
 
+  // Last reads; returned values live to the end.
+  llvm::DenseMap<Value, int> lastUse;
+  for (Operation &op : body)
+    for (Value operand : op.getOperands())
+      lastUse[operand] = isa<func::ReturnOp>(op) ? endStep : stepOf[&op];
+  auto lastUseOr = [&](Value v, int unused) {
+    auto it = lastUse.find(v);
+    return it == lastUse.end() ? unused : it->second;
+  };
+
   auto addBuffer = [&](Value v, int begin, MemoryCategory category) {
     BufferLifetime b;
     b.value = v;
     b.bytes = tensorBytes(v.getType(), alignment);
     b.begin = begin;
-    b.end = begin;
+    b.end = std::max(begin, lastUseOr(v, begin));
     b.category = category;
     profile.bufferOf[v] = profile.buffers.size();
     profile.buffers.push_back(b);
   };
+  // `v` occupies buffer `index` too (a view, or a result written in place).
+  auto join = [&](Value v, unsigned index) {
+    profile.bufferOf[v] = index;
+    BufferLifetime &b = profile.buffers[index];
+    b.end = std::max(b.end, lastUseOr(v, b.end));
+  };
+  // The buffer `op` may write `result` over: an operand's whose last read is
+  // `op` (the lifetimes so far include every value that will share it, since
+  // a later one would read it later), neither a function argument's nor a
+  // constant's (those live outside the arena), and, for an assigned plan,
+  // at the result's offset.
+  auto inPlaceBuffer = [&](Operation &op,
+                           OpResult result) -> std::optional<unsigned> {
+    for (OpOperand &operand : op.getOpOperands()) {
+      if (!mayWriteInPlace(&op, result, operand))
+        continue;
+      auto it = profile.bufferOf.find(operand.get());
+      if (it == profile.bufferOf.end())
+        continue;
+      const BufferLifetime &b = profile.buffers[it->second];
+      if (isa<BlockArgument>(b.value) || b.value.getDefiningOp<ConstantOp>() ||
+          b.end != stepOf[&op])
+        continue;
+      if (sharing == InPlaceSharing::AsAssigned) {
+        int64_t offset = arenaOffsetOf(func, result);
+        if (offset < 0 || offset != arenaOffsetOf(func, b.value))
+          continue;
+      }
+      return it->second;
+    }
+    return std::nullopt;
+  };
+  // A buffer shared in place is an activation if any value in it is, else
+  // a gradient if any is.
+  auto merge = [](MemoryCategory a, MemoryCategory b) {
+    for (MemoryCategory c : {MemoryCategory::Activation,
+                             MemoryCategory::Gradient, MemoryCategory::Input})
+      if (a == c || b == c)
+        return c;
+    return MemoryCategory::Temporary;
+  };
+
   for (BlockArgument arg : func.getArguments())
     if (!persistent.contains(arg))
       addBuffer(arg, -1, MemoryCategory::Input);
   for (Operation &op : body) {
     if (isa<func::ReturnOp>(op))
       continue;
-    for (Value r : op.getResults()) {
+    for (OpResult r : op.getResults()) {
       if (persistent.contains(r))
         continue;
       // A reshape is a view of its input's buffer.
       if (auto reshape = dyn_cast<ReshapeOp>(op)) {
         auto it = profile.bufferOf.find(reshape.getInput());
         if (it != profile.bufferOf.end()) {
-          profile.bufferOf[r] = it->second;
+          join(r, it->second);
           continue;
         }
       }
@@ -141,19 +195,15 @@ MemoryProfile computeMemoryProfile(func::FuncOp func, int64_t alignment) {
       else if (training && roles.forward.contains(&op) &&
                llvm::any_of(r.getUsers(), isBackward))
         category = MemoryCategory::Activation;
+      if (std::optional<unsigned> shared = inPlaceBuffer(op, r)) {
+        join(r, *shared);
+        BufferLifetime &b = profile.buffers[*shared];
+        b.category = merge(b.category, category);
+        continue;
+      }
       addBuffer(r, stepOf[&op], category);
     }
   }
-  // Last reads; returned values live to the end.
-  for (Operation &op : body)
-    for (Value operand : op.getOperands()) {
-      auto it = profile.bufferOf.find(operand);
-      if (it == profile.bufferOf.end())
-        continue;
-      BufferLifetime &b = profile.buffers[it->second];
-      int use = isa<func::ReturnOp>(op) ? endStep : stepOf[&op];
-      b.end = std::max(b.end, use);
-    }
   // A forward value aliased by a reshape that backward reads is an
   // activation too.
   for (Operation &op : body) {

@@ -79,6 +79,7 @@ double SoftmaxCrossEntropyLossOp::getFlops() { return 5 * elements(getScores());
 double NllLossOp::getFlops() { return elements(getLoss()); }
 
 // Backward ops.
+double ReluBackwardOp::getFlops() { return elements(getInputGrad()); }
 double GeluBackwardOp::getFlops() { return 12 * elements(getInputGrad()); }
 // A compare, an exp or sin/cos, two multiplies (elu, selu, softplus, ...).
 double ActivationBackwardOp::getFlops() { return 4 * elements(getInputGrad()); }

@@ -9,21 +9,25 @@
 //     a time), so auto is never worse than all; two-level (Revolve-like)
 //     versions of both for budgets that one level of checkpoints cannot
 //     meet; selective plans that keep what is expensive to recompute for
-//     its size (seconds per byte above a threshold, every threshold).
+//     its size (seconds per byte above a threshold, every threshold); the
+//     values the step-time bound's relaxation recomputes (StepTimeBound.h),
+//     solved at the budget and a little below it, dropped.
 //  2. Tails: for the best seeds, keep every forward value after a point,
 //     found by bisection (the last layers' backward comes first, so keeping
 //     them costs memory only while the peak has not been reached).
 //  3. Local search over each value's mode: kept, dropped, dropped and
-//     recomputed only transiently (kTransient), kept through its first
-//     backward use (kKeepFirst) or its first use of any kind (kKeepToUse),
-//     or a nested checkpoint (level 1). Moves: one unit to another mode,
+//     recomputed only transiently (kTransient) or for each reader
+//     (kEachUse), kept through its first backward use (kKeepFirst) or its
+//     first use of any kind (kKeepToUse), or a nested checkpoint (level 1);
+//     graph outputs too. Moves: one unit to another mode,
 //     every unit of one mode to another, the retention rule; first
 //     improvement, then perturbations (iterated local search) until a
 //     number of rounds without improvement or the work limit (node steps
 //     built and simulated, AutoOptions::workLimit; not wall time, so the
 //     result does not depend on machine load). On small
 //     graphs each forward value is a unit and the search restarts from the
-//     8 best distinct seeds; on big ones a unit is a group: the same op at
+//     8 best distinct seeds (again with other perturbations when nothing
+//     fits); on big ones a unit is a group: the same op at
 //     the same place in every region (transformer blocks repeat), so one
 //     move decides e.g. "keep the QKV matmul outputs of every block".
 //  4. On small graphs (milpBelowNodes), the MILP warm-started from the best
@@ -36,10 +40,12 @@
 
 #include "PlanningSupport.h"
 
+#include "remat/Planning/StepTimeBound.h"
 #include "remat/Planning/Strategies.h"
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <random>
 
 namespace remat::plan {
@@ -51,7 +57,13 @@ public:
   AutoSearch(const RematProblem &problem, const ForwardInfo &info,
              const AutoOptions &options)
       : problem(problem), info(info), options(options),
-        builder(problem, info), rng(options.seed) {}
+        builder(problem, info), rng(options.seed),
+        workLimit(options.workLimit), backwardReaders(info.n, 0) {
+    for (int w = 0; w < info.n; ++w)
+      if (!info.fwd[w])
+        for (int u : problem.nodes[w].inputs)
+          ++backwardReaders[u];
+  }
 
   /// Builds c; keeps it if it is the best so far. Returns its plan.
   const RematPlan &consider(const Candidate &c) {
@@ -81,7 +93,7 @@ public:
   /// Whether the search phases may go on: a deterministic budget of work,
   /// not of wall time, so that the plan does not depend on machine load.
   bool workLeft() const {
-    return options.workLimit <= 0 || work < options.workLimit;
+    return options.workLimit <= 0 || work < workLimit;
   }
 
   /// Keeps everything from forward position `from` on in c.
@@ -134,15 +146,12 @@ public:
     std::vector<std::vector<int>> units;
     if (perValue) {
       for (int v : info.fwdNodes)
-        if (!info.isOutput[v])
-          units.push_back({v});
+        units.push_back({v});
       return units;
     }
     std::map<std::pair<int, std::string>, int> index;
     std::vector<int> localCount(info.numRegions, 0);
     for (int v : info.fwdNodes) {
-      if (info.isOutput[v])
-        continue;
       int r = info.regionOrd[v];
       if (r < 0) {
         units.push_back({v});
@@ -180,8 +189,8 @@ public:
                    bool allowLevel1, int maxStale) {
     if (units.empty())
       return;
-    std::vector<int> values = {0, kNotKept, kTransient, kKeepFirst,
-                               kKeepToUse};
+    std::vector<int> values = {0,          kNotKept,   kTransient,
+                               kKeepFirst, kKeepToUse, kEachUse};
     if (allowLevel1)
       values.push_back(1);
     Candidate cur = start;
@@ -191,6 +200,12 @@ public:
     std::vector<int> order(units.size());
     for (size_t i = 0; i < order.size(); ++i)
       order[i] = static_cast<int>(i);
+    // kEachUse differs from kTransient only for a value that two backward
+    // ops read; elsewhere the move would only spend work.
+    std::vector<char> eachUseMatters(units.size(), 0);
+    for (size_t u = 0; u < units.size(); ++u)
+      for (int v : units[u])
+        eachUseMatters[u] = eachUseMatters[u] || backwardReaders[v] >= 2;
 
     auto setUnit = [&](Candidate &c, int u, int value) {
       for (int v : units[u])
@@ -217,7 +232,7 @@ public:
           for (int v : units[u])
             saved.push_back(c.level[v]);
           for (int value : values) {
-            if (value == now)
+            if (value == now || (value == kEachUse && !eachUseMatters[u]))
               continue;
             setUnit(c, u, value);
             RematPlan trial;
@@ -326,6 +341,8 @@ public:
   bool have = false;
   int evaluations = 0;
   int64_t work = 0; // node steps built and simulated so far
+  int64_t workLimit; // options.workLimit, raised for restarts
+  std::vector<int> backwardReaders; // per node: non-recomputable readers
 };
 
 } // namespace
@@ -444,6 +461,62 @@ RematPlan planAuto(const RematProblem &problem, const AutoOptions &options) {
       search.tailSearch(selective[i].second);
   }
 
+  std::optional<Candidate> hintStart;
+  // Seeds from the step-time bound's relaxation: the values its solution
+  // recomputes (absent at some step), dropped after their last forward use;
+  // at several thresholds, since an LP solution can be fractional. Its
+  // solution often is a plan, or close to one a local search reaches. The
+  // relaxation leaves out the memory of recomputations, so its solutions at
+  // somewhat lower budgets seed too: they fit more often, and they keep
+  // auto from finding a slower plan at a bigger budget than at a smaller
+  // one (their plans fit both).
+  std::optional<StepTimeBound> bound;
+  std::vector<std::vector<double>> relaxed;
+  if (options.boundHint) {
+    if (!options.relaxedSolution.empty()) {
+      relaxed.push_back(options.relaxedSolution);
+    } else {
+      bound = boundStepTime(problem, options.bound);
+      relaxed.push_back(bound->absence);
+    }
+    if (problem.budgetBytes > problem.fixedBytes)
+      for (double fraction : options.lowerHintBudgets) {
+        RematProblem lower = problem;
+        lower.budgetBytes =
+            problem.fixedBytes +
+            static_cast<int64_t>(fraction * static_cast<double>(
+                                                problem.budgetBytes -
+                                                problem.fixedBytes));
+        StepTimeBoundOptions quick = options.bound;
+        quick.branchNodes = 0;
+        quick.maxColumns /= 2;
+        relaxed.push_back(boundStepTime(lower, quick).absence);
+      }
+  }
+  std::vector<std::pair<RematPlan, Candidate>> hinted;
+  for (const std::vector<double> &absence : relaxed) {
+    if (static_cast<int>(absence.size()) != n)
+      continue;
+    for (double threshold : {0.5, 0.01, 0.99}) {
+      Candidate c;
+      c.level.assign(n, 0);
+      for (int v : info.fwdNodes)
+        if (absence[v] >= threshold)
+          c.level[v] = kNotKept;
+      c.label = "relaxation(absence >= " + std::to_string(threshold) + ")";
+      seed(c);
+      hinted.push_back(seeds.back());
+    }
+  }
+  if (!hinted.empty()) {
+    std::stable_sort(hinted.begin(), hinted.end(),
+                     [&](const auto &a, const auto &b) {
+                       return better(problem, a.first, b.first);
+                     });
+    search.tailSearch(hinted.front().second);
+    hintStart = hinted.front().second;
+  }
+
   // 2. Tails on the best few distinct seeds.
   std::stable_sort(seeds.begin(), seeds.end(), [&](const auto &a,
                                                    const auto &b) {
@@ -459,6 +532,10 @@ RematPlan planAuto(const RematProblem &problem, const AutoOptions &options) {
 
   // 3. Local search.
   auto units = search.makeUnits(small);
+  // The relaxation's plan rarely fits as it is (it ignores the memory of
+  // recomputations): climb from it first.
+  if (hintStart)
+    search.localSearch(*hintStart, units, /*allowLevel1=*/true, 0);
   // Small graphs: several starts (the best distinct seeds), each with many
   // perturbations; big graphs: the best plan so far, within the time limit.
   if (small) {
@@ -479,6 +556,20 @@ RematPlan planAuto(const RematProblem &problem, const AutoOptions &options) {
     int maxStale = std::max(100, 6 * static_cast<int>(units.size()));
     for (const Candidate &start : starts)
       search.localSearch(start, units, /*allowLevel1=*/true, maxStale);
+    // Near the memory floor the search's perturbations decide how low it
+    // gets (gpt2_tiny's floor: 12.44 to 12.90 MB over seeds 1 to 4). When
+    // nothing fits, restart from the same seeds with other perturbations,
+    // each with a work limit of its own.
+    for (unsigned restart = 1;
+         restart <= options.restartsWhenNothingFits &&
+         !fits(problem, search.bestPlan);
+         ++restart) {
+      search.rng.seed(options.seed + restart);
+      search.workLimit = search.work + options.workLimit;
+      starts[0] = search.best;
+      for (const Candidate &start : starts)
+        search.localSearch(start, units, /*allowLevel1=*/true, maxStale);
+    }
   } else {
     search.localSearch(search.best, units, /*allowLevel1=*/true, 2);
   }
@@ -507,6 +598,7 @@ RematPlan planAuto(const RematProblem &problem, const AutoOptions &options) {
                      (search.workLeft() ? "" : ", work limit reached") + ")";
   result.note = result.note.empty() ? note : note + "; " + result.note;
   result.searchWork = search.work;
+  result.bound = bound;
   finish(problem, result, label, watch.seconds());
   return result;
 }

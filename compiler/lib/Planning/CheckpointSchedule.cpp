@@ -62,11 +62,26 @@ ForwardInfo analyzeForward(const RematProblem &problem) {
         firstUse[u] = w;
   }
   for (int v = 0; v < n; ++v) {
-    if (!info.fwd[v] || info.isOutput[v])
+    if (!info.fwd[v])
       continue;
     int t = info.lastFwdRead[v] >= 0 ? info.lastFwdRead[v] : v;
     info.dieAfter[t].push_back(v);
     info.dieAfterFirstUse[std::max(t, firstUse[v])].push_back(v);
+  }
+  // A dropped output is recomputed once its inputs' last reader has run.
+  std::vector<int> lastReader(n, -1);
+  for (int w = 0; w < n; ++w)
+    for (int u : nodes[w].inputs)
+      if (u >= 0 && u < n)
+        lastReader[u] = std::max(lastReader[u], w);
+  info.outputDeadline.assign(n, -1);
+  for (int o : problem.graphOutputs) {
+    if (o < 0 || o >= n || !info.fwd[o])
+      continue;
+    int deadline = o;
+    for (int u : nodes[o].inputs)
+      deadline = std::max(deadline, lastReader[u]);
+    info.outputDeadline[o] = deadline;
   }
   std::map<int, int> ordinals;
   for (int v = 0; v < n; ++v) {
@@ -110,6 +125,7 @@ PlanBuilder::PlanBuilder(const RematProblem &problem, const ForwardInfo &info)
   transient.assign(info.n, 0);
   keepFirst.assign(info.n, 0);
   keepToUse.assign(info.n, 0);
+  eachUse.assign(info.n, 0);
   avail.assign(info.n, 0);
   original.assign(info.n, 0);
   stamp.assign(info.n, 0);
@@ -145,7 +161,7 @@ void PlanBuilder::recompute(int maxLevel, bool retainAll) {
   }
   for (int u : batch) {
     bool retain = retainAll;
-    if (transient[u]) {
+    if (transient[u] || eachUse[u]) {
       retain = std::find(needed.begin(), needed.end(), u) != needed.end();
     } else if (!retain) {
       const auto &fine = seg[maxLevel];
@@ -168,6 +184,18 @@ void PlanBuilder::recompute(int maxLevel, bool retainAll) {
   }
 }
 
+void PlanBuilder::recomputeOutputs(int t, int maxLevel) {
+  for (int o : problem.graphOutputs) {
+    if (o < 0 || o >= info.n || avail[o] || info.outputDeadline[o] < 0 ||
+        info.outputDeadline[o] > t || o > t)
+      continue;
+    needed.assign(1, o);
+    firstUseDone.clear();
+    recompute(maxLevel, /*retainAll=*/true);
+    avail[o] = 1;
+  }
+}
+
 bool PlanBuilder::build(const std::vector<int> &level, bool retainAll,
                         RematPlan &plan) {
   const auto &nodes = problem.nodes;
@@ -175,13 +203,17 @@ bool PlanBuilder::build(const std::vector<int> &level, bool retainAll,
   int maxLevel = 0;
   for (int v = 0; v < n; ++v) {
     int l = v < static_cast<int>(level.size()) ? level[v] : kNotKept;
-    if (!info.fwd[v] || info.isOutput[v])
+    // Outputs are kept unless a level says how to drop them.
+    const bool dropsOutput = l == kTransient || l == kKeepFirst ||
+                             l == kKeepToUse || l == kEachUse;
+    if (!info.fwd[v] || (info.isOutput[v] && !dropsOutput))
       l = 0;
     if (l < 0)
       l = 0;
     transient[v] = l == kTransient;
     keepFirst[v] = l == kKeepFirst;
     keepToUse[v] = l == kKeepToUse;
+    eachUse[v] = l == kEachUse;
     if (l > kMaxLevel)
       l = kNotKept;
     lv[v] = l;
@@ -222,6 +254,9 @@ bool PlanBuilder::build(const std::vector<int> &level, bool retainAll,
     if (!needed.empty())
       recompute(maxLevel, retainAll);
     sequence.push_back(t);
+    for (int u : needed)
+      if (eachUse[u])
+        avail[u] = 0;
     // A kKeepToUse value's forward instance dies after its first use once
     // the forward ops are done with it (by t or by t's recomputations).
     if (!info.fwd[t])
@@ -239,7 +274,9 @@ bool PlanBuilder::build(const std::vector<int> &level, bool retainAll,
     for (int v : info.dieAfterFirstUse[t])
       if (original[v] && keepFirst[v])
         avail[v] = 0;
+    recomputeOutputs(t, maxLevel);
   }
+  recomputeOutputs(n, maxLevel);
   plan.sequence = sequence;
   std::string error;
   if (!simulate(problem, plan, error)) {

@@ -7,35 +7,40 @@
 //
 //   R[t][i]  binary   node i is computed in stage t (R[t][t] = 1; backward
 //                     nodes only in their own stage)
-//   S[t][i]  binary   value i is live at the start of stage t (t = 1..n;
-//                     S[n][o] = 1 for graph outputs)
-//   F[t][i][k] in [0,1] value i is freed right after node k runs in stage t
-//                     (k reads i, or k = i): allowed only when k runs, no
-//                     later reader of i runs in stage t, and S[t+1][i] = 0
+//   S[t][s]  binary   result s (of node i < t) is live at the start of stage
+//                     t (t = 1..n; S[n][s] = 1 for graph outputs). A node
+//                     has one result unless it has resultBytes: each result
+//                     dies after its own last read, as simulate() has it.
+//   F[t][s][k] in [0,1] result s is freed right after node k runs in stage t
+//                     (k reads s, or s is k's): allowed only when k runs, no
+//                     later reader of s runs in stage t, and S[t+1][s] = 0
 //   U[t][k]  live bytes while node k runs in stage t (within the budget)
+//   Z[t][k]  in [0,1] node k writes its result over an in-place input
+//                     (Node::inPlaceInputs) freed right after it, which
+//                     takes inPlaceBytes_k off U[t][k] (and only U[t][k])
 //
-//   R[t][k] <= R[t][j] + S[t][j]          for each input j of k
-//   S[t+1][i] <= R[t][i] + S[t][i]
-//   U[t][k0] = sum_i b_i S[t][i] + b_k0 R[t][k0]
-//   U[t][k]  = U[t][k'] - sum_i b_i F[t][i][k'] + b_k R[t][k]  (k' before k)
+//   R[t][k] <= R[t][j] + S[t][s]          for each result s of j that k reads
+//   S[t+1][s] <= R[t][i] + S[t][s]        (s a result of i)
+//   U[t][k0] = sum_s b_s S[t][s] + b_k0 R[t][k0]
+//   U[t][k]  = U[t][k'] - sum_s b_s F[t][s][k'] + b_k R[t][k]  (k' before k)
+//              - p_k Z[t][k] + p_k' Z[t][k']
+//   Z[t][k] <= sum F[t][s][k] over the slots s k may write over in place
 //   minimise sum_t sum_i seconds_i R[t][i]
 //
 // This accounting never undercounts the live bytes of the sequence the
 // solution converts to (stage by stage, recomputations in index order), and
 // is exact for plans that drop values right after their last read, so a
-// solution within the budget simulates within the budget. F can be
-// continuous: for integral R and S its upper bounds are 0 or 1.
+// solution within the budget simulates within the budget. F and Z can be
+// continuous: for integral R and S their upper bounds are 0 or 1.
 //
 //===----------------------------------------------------------------------===//
 
 #include "PlanningSupport.h"
 
+#include "remat/Planning/StepTimeBound.h"
 #include "remat/Planning/Strategies.h"
 
-#include "CbcModel.hpp"
-#include "CbcSolver.hpp"
-#include "CoinPackedMatrix.hpp"
-#include "OsiClpSolverInterface.hpp"
+#include "MipSolver.h"
 
 #include <algorithm>
 #include <cmath>
@@ -47,15 +52,63 @@ namespace remat::plan {
 namespace detail {
 namespace {
 
-int noCallback(CbcModel *, int) { return 0; }
+/// The values the model tracks: one slot per result of each node (one for
+/// a node without resultBytes), since each result dies after its own last
+/// read (RematProblem.h).
+struct Slots {
+  std::vector<int> first;         // per node: its first slot
+  std::vector<int> node;          // per slot
+  std::vector<int> result;        // per slot: the result's index
+  std::vector<int64_t> bytes;     // per slot
+  std::vector<std::vector<int>> users; // per slot: distinct readers, increasing
+  std::vector<std::vector<int>> reads; // per node: the slots it reads
 
-struct MilpModel {
+  int count(int i) const { return first[i + 1] - first[i]; }
+};
+
+Slots analyzeSlots(const RematProblem &problem) {
+  const auto &nodes = problem.nodes;
+  const int n = static_cast<int>(nodes.size());
+  Slots s;
+  s.first.assign(n + 1, 0);
+  for (int i = 0; i < n; ++i) {
+    const int results = nodes[i].resultBytes.empty()
+                            ? 1
+                            : static_cast<int>(nodes[i].resultBytes.size());
+    s.first[i + 1] = s.first[i] + results;
+    for (int r = 0; r < results; ++r) {
+      s.node.push_back(i);
+      s.result.push_back(r);
+      s.bytes.push_back(nodes[i].resultBytes.empty() ? nodes[i].outputBytes
+                                                     : nodes[i].resultBytes[r]);
+    }
+  }
+  s.users.assign(s.node.size(), {});
+  s.reads.assign(n, {});
+  for (int k = 0; k < n; ++k) {
+    const Node &reader = nodes[k];
+    for (int i : reader.inputs) {
+      for (int r : resultsRead(nodes, reader, i)) {
+        const int slot = s.first[i] + r;
+        if (std::find(s.reads[k].begin(), s.reads[k].end(), slot) ==
+            s.reads[k].end())
+          s.reads[k].push_back(slot);
+        if (s.users[slot].empty() || s.users[slot].back() != k)
+          s.users[slot].push_back(k);
+      }
+    }
+  }
+  return s;
+}
+
+struct MilpModel : MipModel {
   int n = 0;
+  Slots slots;
   // Column indices; -1 where the variable is fixed to 0 and omitted.
   std::vector<std::vector<int>> R; // R[t][i], i <= t
-  std::vector<std::vector<int>> S; // S[t][i], t in 0..n, i < t
+  std::vector<std::vector<int>> S; // S[t][slot] for slots of nodes i < t
   struct Free {
-    int t, i, k, col;
+    int t, slot, k, col;
   };
   std::vector<Free> frees;
   // Per stage: the nodes that may run in it (increasing), and U columns.
@@ -63,39 +116,11 @@ struct MilpModel {
   std::vector<std::vector<int>> U;
   // freeAt[t][j]: indices into `frees` of frees after stageNodes[t][j].
   std::vector<std::vector<std::vector<int>>> freeAt;
-
-  std::vector<double> colLower, colUpper, objective;
-  std::vector<char> integer;
-  std::vector<std::string> names;
-  // The constraint matrix as triplets (CoinPackedMatrix::appendRow is
-  // quadratic when called row by row).
-  std::vector<int> tripletRow, tripletCol;
-  std::vector<double> tripletValue;
-  std::vector<double> rowLower, rowUpper;
+  // Z[t][j]: 1 when stageNodes[t][j] writes its result over an in-place
+  // input freed right after it (Node::inPlaceInputs), which takes its
+  // inPlaceBytes off U[t][j]; -1 where it cannot.
+  std::vector<std::vector<int>> Z;
   double byteScale = 1, timeScale = 1, memLimit = 0;
-
-  int addColumn(double lo, double hi, double obj, bool isInt,
-                std::string name) {
-    colLower.push_back(lo);
-    colUpper.push_back(hi);
-    objective.push_back(obj);
-    integer.push_back(isInt);
-    names.push_back(std::move(name));
-    return static_cast<int>(colLower.size()) - 1;
-  }
-  void addRow(const std::vector<std::pair<int, double>> &terms, double lo,
-              double hi) {
-    int row = static_cast<int>(rowLower.size());
-    for (auto [c, v] : terms) {
-      if (c < 0)
-        continue;
-      tripletRow.push_back(row);
-      tripletCol.push_back(c);
-      tripletValue.push_back(v);
-    }
-    rowLower.push_back(lo);
-    rowUpper.push_back(hi);
-  }
 };
 
 MilpModel buildModel(const RematProblem &problem, const ForwardInfo &info,
@@ -105,22 +130,20 @@ MilpModel buildModel(const RematProblem &problem, const ForwardInfo &info,
   const double inf = std::numeric_limits<double>::infinity();
   MilpModel m;
   m.n = n;
+  m.slots = analyzeSlots(problem);
+  const Slots &sl = m.slots;
+  const int numSlots = static_cast<int>(sl.node.size());
 
-  std::vector<std::vector<int>> users(n);
-  for (int v = 0; v < n; ++v) {
-    std::vector<int> ins = nodes[v].inputs;
-    std::sort(ins.begin(), ins.end());
-    ins.erase(std::unique(ins.begin(), ins.end()), ins.end());
-    for (int u : ins)
-      users[u].push_back(v);
-  }
-  std::vector<char> hasFwdUser(n, 0);
-  std::vector<int> lastUser(n, -1);
-  for (int u = 0; u < n; ++u)
-    for (int v : users[u]) {
+  // Per node: any reader; per slot: a recomputable reader, the last reader.
+  std::vector<char> hasUser(n, 0);
+  std::vector<char> hasFwdUser(numSlots, 0);
+  std::vector<int> lastUser(numSlots, -1);
+  for (int s = 0; s < numSlots; ++s)
+    for (int v : sl.users[s]) {
+      hasUser[sl.node[s]] = 1;
       if (info.fwd[v])
-        hasFwdUser[u] = 1;
-      lastUser[u] = std::max(lastUser[u], v);
+        hasFwdUser[s] = 1;
+      lastUser[s] = std::max(lastUser[s], v);
     }
 
   int64_t maxBytes = 1;
@@ -137,8 +160,11 @@ MilpModel buildModel(const RematProblem &problem, const ForwardInfo &info,
         m.byteScale;
   else
     m.memLimit = inf;
-  auto bytes = [&](int v) {
+  auto nodeBytes = [&](int v) {
     return static_cast<double>(nodes[v].outputBytes) / m.byteScale;
+  };
+  auto slotBytes = [&](int s) {
+    return static_cast<double>(sl.bytes[s]) / m.byteScale;
   };
 
   // Columns.
@@ -147,7 +173,7 @@ MilpModel buildModel(const RematProblem &problem, const ForwardInfo &info,
   for (int t = 0; t < n; ++t) {
     m.R[t].assign(t + 1, -1);
     for (int i = 0; i <= t; ++i) {
-      bool useful = i == t || (info.fwd[i] && (!users[i].empty() ||
+      bool useful = i == t || (info.fwd[i] && (hasUser[i] ||
                                                info.isOutput[i]) &&
                                (forwardRecompute || !info.fwd[t]));
       if (!useful)
@@ -161,64 +187,63 @@ MilpModel buildModel(const RematProblem &problem, const ForwardInfo &info,
   }
   m.S.assign(n + 1, {});
   for (int t = 1; t <= n; ++t) {
-    m.S[t].assign(t, -1);
-    for (int i = 0; i < t; ++i) {
+    m.S[t].assign(sl.first[t], -1);
+    for (int s = 0; s < sl.first[t]; ++s) {
+      const int i = sl.node[s];
       bool useful;
       if (t == n)
         useful = info.isOutput[i];
       else
-        useful = info.isOutput[i] || lastUser[i] >= t || hasFwdUser[i];
+        useful = info.isOutput[i] || lastUser[s] >= t || hasFwdUser[s];
       if (!useful)
         continue;
       // A backward value is never recomputed, so it is live from its
       // stage to its last reader.
-      double lo = (t == n || (!info.fwd[i] && lastUser[i] >= t)) ? 1 : 0;
-      m.S[t][i] = m.addColumn(lo, 1, 0, true,
+      double lo = (t == n || (!info.fwd[i] && lastUser[s] >= t)) ? 1 : 0;
+      m.S[t][s] = m.addColumn(lo, 1, 0, true,
                               "S_" + std::to_string(t) + "_" +
-                                  std::to_string(i));
+                                  std::to_string(s));
     }
   }
   auto Rc = [&](int t, int i) { return i <= t ? m.R[t][i] : -1; };
-  auto Sc = [&](int t, int i) {
-    return (t >= 1 && t <= n && i < t) ? m.S[t][i] : -1;
+  auto Sc = [&](int t, int s) {
+    return (t >= 1 && t <= n && s < sl.first[t]) ? m.S[t][s] : -1;
   };
 
-  // Frees.
+  // Frees: a slot read by k (or one of k's own) may be freed right after k.
   m.freeAt.assign(n, {});
   for (int t = 0; t < n; ++t) {
     const auto &stage = m.stageNodes[t];
     m.freeAt[t].assign(stage.size(), {});
     for (size_t j = 0; j < stage.size(); ++j) {
       int k = stage[j];
-      std::vector<int> cands = nodes[k].inputs;
-      cands.push_back(k);
+      std::vector<int> cands = sl.reads[k];
+      for (int s = sl.first[k]; s < sl.first[k + 1]; ++s)
+        cands.push_back(s);
       std::sort(cands.begin(), cands.end());
       cands.erase(std::unique(cands.begin(), cands.end()), cands.end());
-      for (int i : cands) {
-        // Later readers of i in this stage; one that must run (t) forbids.
-        std::vector<int> later;
+      for (int s : cands) {
+        // Later readers of s in this stage; one that must run (t) forbids.
         bool forbidden = false;
-        for (int u : users[i]) {
+        for (int u : sl.users[s]) {
           if (u <= k || u > t)
             continue;
           if (u == t) {
             forbidden = true;
             break;
           }
-          if (Rc(t, u) >= 0)
-            later.push_back(Rc(t, u));
         }
         if (forbidden)
           continue;
-        int sNext = Sc(t + 1, i);
+        int sNext = Sc(t + 1, s);
         if (sNext >= 0 && m.colLower[sNext] >= 1)
           continue;
         int col = m.addColumn(0, 1, 0, false,
                               "F_" + std::to_string(t) + "_" +
-                                  std::to_string(i) + "_" +
+                                  std::to_string(s) + "_" +
                                   std::to_string(k));
         m.freeAt[t][j].push_back(static_cast<int>(m.frees.size()));
-        m.frees.push_back({t, i, k, col});
+        m.frees.push_back({t, s, k, col});
       }
     }
   }
@@ -230,31 +255,58 @@ MilpModel buildModel(const RematProblem &problem, const ForwardInfo &info,
                                    "U_" + std::to_string(t) + "_" +
                                        std::to_string(m.stageNodes[t][j])));
 
-
-  // Dependencies.
+  // In-place writes: Z[t][j] <= the frees after k of its in-place inputs.
+  m.Z.assign(n, {});
   for (int t = 0; t < n; ++t)
-    for (int k : m.stageNodes[t]) {
-      std::vector<int> ins = nodes[k].inputs;
-      std::sort(ins.begin(), ins.end());
-      ins.erase(std::unique(ins.begin(), ins.end()), ins.end());
-      for (int j : ins)
-        m.addRow({{Rc(t, k), 1}, {Rc(t, j), -1}, {Sc(t, j), -1}}, -inf, 0);
+    for (size_t j = 0; j < m.stageNodes[t].size(); ++j) {
+      const int k = m.stageNodes[t][j];
+      std::vector<std::pair<int, double>> terms;
+      for (int fi : m.freeAt[t][j]) {
+        const auto &f = m.frees[fi];
+        for (ResultRef input : nodes[k].inPlaceInputs)
+          if (input.node != k &&
+              f.slot == sl.first[input.node] + input.result) {
+            terms.push_back({f.col, -1});
+            break;
+          }
+      }
+      int z = -1;
+      if (nodes[k].inPlaceBytes > 0 && !terms.empty()) {
+        z = m.addColumn(0, 1, 0, false,
+                        "Z_" + std::to_string(t) + "_" + std::to_string(k));
+        terms.push_back({z, 1});
+        m.addRow(terms, -inf, 0);
+      }
+      m.Z[t].push_back(z);
     }
+  auto inPlace = [&](int t, size_t j) {
+    const int k = m.stageNodes[t][j];
+    return static_cast<double>(nodes[k].inPlaceBytes) / m.byteScale;
+  };
+
+  // Dependencies: k runs only when each result it reads is live or its node
+  // runs before it in the stage.
+  for (int t = 0; t < n; ++t)
+    for (int k : m.stageNodes[t])
+      for (int s : sl.reads[k])
+        m.addRow({{Rc(t, k), 1}, {Rc(t, sl.node[s]), -1}, {Sc(t, s), -1}},
+                 -inf, 0);
   // Checkpoint transitions.
   for (int t = 1; t <= n; ++t)
-    for (int i = 0; i < t; ++i)
-      if (Sc(t, i) >= 0)
-        m.addRow({{Sc(t, i), 1}, {Rc(t - 1, i), -1}, {Sc(t - 1, i), -1}},
+    for (int s = 0; s < sl.first[t]; ++s)
+      if (Sc(t, s) >= 0)
+        m.addRow({{Sc(t, s), 1}, {Rc(t - 1, sl.node[s]), -1},
+                  {Sc(t - 1, s), -1}},
                  -inf, 0);
   // Free conditions.
   for (const auto &f : m.frees) {
     int rk = Rc(f.t, f.k);
     if (m.colLower[rk] < 1)
       m.addRow({{f.col, 1}, {rk, -1}}, -inf, 0);
-    int sNext = Sc(f.t + 1, f.i);
+    int sNext = Sc(f.t + 1, f.slot);
     if (sNext >= 0)
       m.addRow({{f.col, 1}, {sNext, 1}}, -inf, 1);
-    for (int u : users[f.i]) {
+    for (int u : sl.users[f.slot]) {
       if (u <= f.k || u > f.t)
         continue;
       int ru = Rc(f.t, u);
@@ -263,49 +315,71 @@ MilpModel buildModel(const RematProblem &problem, const ForwardInfo &info,
     }
   }
   // No useless work (valid for some optimal solution, and it prunes
-  // symmetric ones): a value recomputed in stage t, or live at its start,
-  // is read in stage t or kept for stage t+1.
+  // symmetric ones): a value recomputed in stage t is read in stage t or
+  // kept for stage t+1; so is a result live at its start.
   for (int t = 0; t < n; ++t) {
-    auto usedOrKept = [&](int i, int col) {
-      std::vector<std::pair<int, double>> terms = {{col, 1}};
-      for (int u : users[i])
-        if (u > i && u <= t && Rc(t, u) >= 0)
+    auto readersInStage = [&](const std::vector<int> &users, int after) {
+      std::vector<std::pair<int, double>> terms;
+      for (int u : users)
+        if (u > after && u <= t && Rc(t, u) >= 0)
           terms.push_back({Rc(t, u), -1});
-      int sNext = Sc(t + 1, i);
-      if (sNext >= 0)
-        terms.push_back({sNext, -1});
-      m.addRow(terms, -inf, 0);
+      return terms;
     };
     for (int i = 0; i < t; ++i) {
-      if (Rc(t, i) >= 0)
-        usedOrKept(i, Rc(t, i));
-      if (Sc(t, i) >= 0 && m.colLower[Sc(t, i)] < 1)
-        usedOrKept(i, Sc(t, i));
+      if (Rc(t, i) < 0)
+        continue;
+      std::vector<std::pair<int, double>> terms = {{Rc(t, i), 1}};
+      std::vector<int> users;
+      for (int s = sl.first[i]; s < sl.first[i + 1]; ++s) {
+        users.insert(users.end(), sl.users[s].begin(), sl.users[s].end());
+        if (Sc(t + 1, s) >= 0)
+          terms.push_back({Sc(t + 1, s), -1});
+      }
+      std::sort(users.begin(), users.end());
+      users.erase(std::unique(users.begin(), users.end()), users.end());
+      for (auto term : readersInStage(users, i))
+        terms.push_back(term);
+      m.addRow(terms, -inf, 0);
+    }
+    for (int s = 0; s < sl.first[t]; ++s) {
+      if (Sc(t, s) < 0 || m.colLower[Sc(t, s)] >= 1)
+        continue;
+      std::vector<std::pair<int, double>> terms = {{Sc(t, s), 1}};
+      if (Sc(t + 1, s) >= 0)
+        terms.push_back({Sc(t + 1, s), -1});
+      for (auto term : readersInStage(sl.users[s], sl.node[s]))
+        terms.push_back(term);
+      m.addRow(terms, -inf, 0);
     }
   }
-  // Recomputing a value that is live already is never needed.
+  // Recomputing a single-result value that is live already is never needed.
   for (int t = 1; t < n; ++t)
     for (int i = 0; i < t; ++i)
-      if (Rc(t, i) >= 0 && Sc(t, i) >= 0)
-        m.addRow({{Rc(t, i), 1}, {Sc(t, i), 1}}, -inf, 1);
-  // Memory recurrence.
+      if (sl.count(i) == 1 && Rc(t, i) >= 0 && Sc(t, sl.first[i]) >= 0)
+        m.addRow({{Rc(t, i), 1}, {Sc(t, sl.first[i]), 1}}, -inf, 1);
+  // Memory recurrence: a node's results are all created when it runs.
   for (int t = 0; t < n; ++t) {
     const auto &stage = m.stageNodes[t];
     for (size_t j = 0; j < stage.size(); ++j) {
       std::vector<std::pair<int, double>> terms;
       terms.push_back({m.U[t][j], 1});
       int k = stage[j];
-      terms.push_back({Rc(t, k), -bytes(k)});
+      terms.push_back({Rc(t, k), -nodeBytes(k)});
+      // An in-place write holds its bytes less during its own step only.
+      if (m.Z[t][j] >= 0)
+        terms.push_back({m.Z[t][j], inPlace(t, j)});
+      if (j > 0 && m.Z[t][j - 1] >= 0)
+        terms.push_back({m.Z[t][j - 1], -inPlace(t, j - 1)});
       if (j == 0) {
-        for (int i = 0; i < t; ++i)
-          if (Sc(t, i) >= 0 && bytes(i) > 0)
-            terms.push_back({Sc(t, i), -bytes(i)});
+        for (int s = 0; s < sl.first[t]; ++s)
+          if (Sc(t, s) >= 0 && slotBytes(s) > 0)
+            terms.push_back({Sc(t, s), -slotBytes(s)});
       } else {
         terms.push_back({m.U[t][j - 1], -1});
         for (int fi : m.freeAt[t][j - 1]) {
           const auto &f = m.frees[fi];
-          if (bytes(f.i) > 0)
-            terms.push_back({f.col, bytes(f.i)});
+          if (slotBytes(f.slot) > 0)
+            terms.push_back({f.col, slotBytes(f.slot)});
         }
       }
       m.addRow(terms, 0, 0);
@@ -320,6 +394,7 @@ MilpModel buildModel(const RematProblem &problem, const ForwardInfo &info,
 std::vector<double> warmColumns(const RematProblem &problem,
                                 const MilpModel &m, const RematPlan &plan) {
   const auto &nodes = problem.nodes;
+  const Slots &sl = m.slots;
   const int n = m.n;
   const auto &seq = plan.sequence;
   const int len = static_cast<int>(seq.size());
@@ -352,17 +427,20 @@ std::vector<double> warmColumns(const RematProblem &problem,
     if (t != n || stageStart != len)
       return {};
   }
-  // Instance lifetimes (as simulate).
-  std::vector<int> latest(n, -1), end(len);
-  for (int p = 0; p < len; ++p)
-    end[p] = p;
+  // Each result's life (as simulate): end[p][r] for the instance at p.
+  std::vector<std::vector<int>> end(len);
+  std::vector<int> latest(n, -1);
   for (int p = 0; p < len; ++p) {
-    for (int u : nodes[seq[p]].inputs)
-      end[latest[u]] = std::max(end[latest[u]], p);
+    end[p].assign(sl.count(seq[p]), p);
+    for (int s : sl.reads[seq[p]]) {
+      int inst = latest[sl.node[s]];
+      end[inst][sl.result[s]] = std::max(end[inst][sl.result[s]], p);
+    }
     latest[seq[p]] = p;
   }
   for (int o : problem.graphOutputs)
-    end[latest[o]] = std::numeric_limits<int>::max();
+    for (int &e : end[latest[o]])
+      e = std::numeric_limits<int>::max();
 
   for (int p = 0; p < len; ++p) {
     int c = m.R[stageOf[p]][seq[p]];
@@ -370,28 +448,30 @@ std::vector<double> warmColumns(const RematProblem &problem,
       return {};
     x[c] = 1;
   }
-  // S[t][i]: the latest instance before start[t] is read at or after it.
+  // S[t][s]: the latest instance before start[t] has that result read at or
+  // after it.
   std::fill(latest.begin(), latest.end(), -1);
   int p = 0;
   for (int t = 1; t <= n; ++t) {
     int stop = t < n ? start[t] : len;
     for (; p < stop; ++p)
       latest[seq[p]] = p;
-    for (int i = 0; i < t; ++i) {
-      if (latest[i] < 0 || end[latest[i]] < stop)
+    for (int s = 0; s < sl.first[t]; ++s) {
+      int inst = latest[sl.node[s]];
+      if (inst < 0 || end[inst][sl.result[s]] < stop)
         continue;
-      int c = m.S[t][i];
+      int c = m.S[t][s];
       if (c < 0)
         return {};
       x[c] = 1;
     }
   }
   for (int o : problem.graphOutputs)
-    if (m.S[n][o] >= 0)
-      x[m.S[n][o]] = 1;
-  // Frees: the instance of i read (or created) by k ends at k's position.
+    for (int s = sl.first[o]; s < sl.first[o + 1]; ++s)
+      if (m.S[n][s] >= 0)
+        x[m.S[n][s]] = 1;
+  // Frees: the instance of a result read (or created) by k ends at k.
   std::fill(latest.begin(), latest.end(), -1);
-  std::vector<int> posInStage(len);
   for (int q = 0; q < len; ++q) {
     int v = seq[q];
     int t = stageOf[q];
@@ -400,31 +480,51 @@ std::vector<double> warmColumns(const RematProblem &problem,
     int j = static_cast<int>(it - stage.begin());
     for (int fi : m.freeAt[t][j]) {
       const auto &f = m.frees[fi];
-      int inst = f.i == v ? q : latest[f.i];
-      if (inst >= 0 && end[inst] == q)
+      const int i = sl.node[f.slot];
+      int inst = i == v ? q : latest[i];
+      if (inst >= 0 && end[inst][sl.result[f.slot]] == q)
         x[f.col] = 1;
     }
     latest[v] = q;
   }
+  // In-place writes: where an in-place input is freed right after the op.
+  for (int t = 0; t < n; ++t)
+    for (size_t j = 0; j < m.stageNodes[t].size(); ++j) {
+      if (m.Z[t][j] < 0)
+        continue;
+      const int k = m.stageNodes[t][j];
+      for (int fi : m.freeAt[t][j])
+        for (ResultRef input : nodes[k].inPlaceInputs)
+          if (input.node != k &&
+              m.frees[fi].slot == sl.first[input.node] + input.result &&
+              x[m.frees[fi].col] > 0.5)
+            x[m.Z[t][j]] = 1;
+    }
   // Memory.
   for (int t = 0; t < n; ++t) {
     const auto &stage = m.stageNodes[t];
     double u = 0;
-    for (int i = 0; i < t; ++i)
-      if (m.S[t][i] >= 0 && x[m.S[t][i]] > 0.5)
-        u += static_cast<double>(nodes[i].outputBytes) / m.byteScale;
+    for (int s = 0; s < sl.first[t]; ++s)
+      if (m.S[t][s] >= 0 && x[m.S[t][s]] > 0.5)
+        u += static_cast<double>(sl.bytes[s]) / m.byteScale;
     for (size_t j = 0; j < stage.size(); ++j) {
       if (j > 0)
         for (int fi : m.freeAt[t][j - 1])
           if (x[m.frees[fi].col] > 0.5)
-            u -= static_cast<double>(nodes[m.frees[fi].i].outputBytes) /
+            u -= static_cast<double>(sl.bytes[m.frees[fi].slot]) /
                  m.byteScale;
       int c = m.R[t][stage[j]];
       if (x[c] > 0.5)
         u += static_cast<double>(nodes[stage[j]].outputBytes) / m.byteScale;
-      if (u > m.memLimit * (1 + 1e-9) + 1e-9)
+      const int z = m.Z[t][j];
+      const double during =
+          u - (z >= 0 && x[z] > 0.5
+                   ? static_cast<double>(nodes[stage[j]].inPlaceBytes) /
+                         m.byteScale
+                   : 0.0);
+      if (during > m.memLimit * (1 + 1e-9) + 1e-9)
         return {};
-      x[m.U[t][j]] = std::max(0.0, u);
+      x[m.U[t][j]] = std::max(0.0, during);
     }
   }
   return x;
@@ -462,85 +562,30 @@ RematPlan solveMilp(const RematProblem &problem, const MilpOptions &options,
     return giveUp("MILP: the fixed bytes alone exceed the budget");
 
   MilpModel m = buildModel(problem, info, options.recomputeInForwardStages);
-  OsiClpSolverInterface solver;
-  CoinPackedMatrix matrix(/*colordered=*/true, m.tripletRow.data(),
-                          m.tripletCol.data(), m.tripletValue.data(),
-                          static_cast<CoinBigIndex>(m.tripletValue.size()));
-  matrix.setDimensions(static_cast<int>(m.rowLower.size()),
-                       static_cast<int>(m.colLower.size()));
-  solver.loadProblem(matrix, m.colLower.data(), m.colUpper.data(),
-                     m.objective.data(), m.rowLower.data(), m.rowUpper.data());
-  for (size_t c = 0; c < m.integer.size(); ++c) {
-    if (m.integer[c])
-      solver.setInteger(static_cast<int>(c));
-    solver.setColName(static_cast<int>(c), m.names[c]);
-  }
-  solver.messageHandler()->setLogLevel(0);
-  solver.setHintParam(OsiDoReducePrint, true, OsiHintTry);
-
-  CbcModel model(solver);
-  model.setLogLevel(options.logLevel);
-  model.messageHandler()->setLogLevel(options.logLevel);
+  MipOptions mipOptions;
+  mipOptions.seconds =
+      std::max(0.1, options.timeLimitSeconds - watch.seconds());
+  mipOptions.logLevel = options.logLevel;
   bool warmUsed = false;
   if (warm && options.warmStart) {
     std::vector<double> x = warmColumns(problem, m, *warm);
     if (!x.empty()) {
-      std::vector<std::pair<std::string, double>> start;
-      start.reserve(x.size());
+      mipOptions.start.reserve(x.size());
       for (size_t c = 0; c < x.size(); ++c)
         if (m.integer[c])
-          start.emplace_back(m.names[c], x[c]);
-      model.setMIPStart(start);
+          mipOptions.start.emplace_back(m.names[c], x[c]);
       warmUsed = true;
     }
   }
-  CbcSolverUsefulData data;
-  data.noPrinting_ = options.logLevel == 0;
-  data.useSignalHandler_ = false;
-  CbcMain0(model, data);
-  char secs[32];
-  double remaining = std::max(0.1, options.timeLimitSeconds - watch.seconds());
-  std::snprintf(secs, sizeof secs, "%.3f", remaining);
-  std::string logLevel = std::to_string(options.logLevel);
-  std::vector<std::string> args = {"remat-milp", "-log",     logLevel,
-                                    "-timeMode",  "elapsed",  "-sec",
-                                    secs,         "-ratioGap", "1e-6",
-                                    // CBC 2.10's default SOS preprocessing
-                                    // crashed in postProcess and once
-                                    // declared a model with a feasible MIP
-                                    // start infeasible; the model is small
-                                    // and tight enough without it.
-                                    "-preprocess", "off"};
-  // Extra CBC options for experiments (e.g. REMAT_CBC_ARGS="-cuts off").
-  if (const char *extra = std::getenv("REMAT_CBC_ARGS")) {
-    std::string e = extra, tok;
-    for (char ch : e + " ") {
-      if (ch == ' ') {
-        if (!tok.empty())
-          args.push_back(tok);
-        tok.clear();
-      } else {
-        tok += ch;
-      }
-    }
-  }
-  args.push_back("-solve");
-  args.push_back("-quit");
-  std::vector<const char *> argv;
-  for (const auto &a : args)
-    argv.push_back(a.c_str());
-  CbcMain1(static_cast<int>(argv.size()), argv.data(), model, noCallback,
-           data);
-
-  const double *sol = model.bestSolution();
-  if (model.isProvenInfeasible() && !sol) {
+  MipResult result = solveMip(m, mipOptions);
+  if (result.provenInfeasible) {
     // An answer ("nothing fits"), unless the fallback fits after all: then
     // returning it would pass another strategy's plan off as the MILP's.
     return giveUp("MILP: proven infeasible: no plan in the Checkmate space "
                   "fits the budget",
                   /*solved=*/!fits(problem, fallback));
   }
-  if (!sol) {
+  if (!result.hasSolution) {
     char limit[32];
     std::snprintf(limit, sizeof limit, "%g", options.timeLimitSeconds);
     return giveUp("MILP: no feasible solution found within the time limit (" +
@@ -548,6 +593,7 @@ RematPlan solveMilp(const RematProblem &problem, const MilpOptions &options,
                       " nodes)",
                   /*solved=*/false);
   }
+  const std::vector<double> &sol = result.solution;
 
   RematPlan plan;
   for (int t = 0; t < n; ++t)
@@ -559,18 +605,23 @@ RematPlan solveMilp(const RematProblem &problem, const MilpOptions &options,
     return giveUp("MILP: internal error, solution is not a valid sequence: " +
                       error,
                   /*solved=*/false);
-  double obj = model.getObjValue();
-  double bound = model.getBestPossibleObjValue();
-  plan.provedOptimal = model.isProvenOptimal();
+  // CBC's bound holds for Checkmate's plans; the presence relaxation's for
+  // every plan (StepTimeBound.h), and it may prove more than CBC did in its
+  // time.
+  StepTimeBound presence = boundStepTime(problem);
+  double boundSeconds = result.bound * m.timeScale;
+  if (!presence.infeasible)
+    boundSeconds = std::max(boundSeconds, presence.seconds);
+  plan.bound = presence;
+  // CBC's relative gap tolerance (MipOptions::relativeGap) counts as proof.
   plan.optimalityGap =
-      plan.provedOptimal ? 0
-                         : std::max(0.0, (obj - bound) /
-                                             std::max(std::fabs(obj), 1e-12));
-  if (plan.provedOptimal && obj > 0 && (obj - bound) / obj > 1e-4)
-    plan.optimalityGap = (obj - bound) / obj;
+      std::max(0.0, (plan.seconds - boundSeconds) /
+                        std::max(plan.seconds, 1e-300));
+  if (plan.optimalityGap <= 1e-6)
+    plan.optimalityGap = 0;
+  plan.provedOptimal = result.provenOptimal || plan.optimalityGap == 0;
   char buf[256];
   double base = info.baseSeconds;
-  double boundSeconds = bound * m.timeScale;
   std::snprintf(buf, sizeof buf,
                 "MILP (%d nodes, %d vars, %d rows%s): %s in %.2f s, gap %.3g%% "
                 "(recompute %.4g s, lower bound %.4g s)",
@@ -597,13 +648,64 @@ RematPlan solveMilp(const RematProblem &problem, const MilpOptions &options,
   return plan;
 }
 
+/// Steps over MilpOptions::maxNodes: Checkmate's model (n^2 binaries) is
+/// out of reach, so CBC solves the presence relaxation (StepTimeBound.h),
+/// with the time limit, for a lower bound on every plan; its solution seeds
+/// auto's search, whose plan is returned with the proven gap. An LP that
+/// gives no bound is a refusal, not an uncertified plan.
+RematPlan planDecomposed(const RematProblem &problem,
+                         const MilpOptions &options) {
+  Stopwatch watch;
+  StepTimeBound bound = boundStepTime(problem, options.bound());
+  AutoOptions heuristic;
+  heuristic.milpBelowNodes = 0;
+  heuristic.relaxedSolution = bound.absence;
+  RematPlan plan = planAuto(problem, heuristic);
+  const std::string size = std::to_string(problem.nodes.size()) + " nodes";
+  if (bound.infeasible) {
+    plan.note = "MILP by decomposition (" + size +
+                "): proven infeasible: " + bound.note;
+    plan.declined = fits(problem, plan) ? "the presence relaxation claims no "
+                                          "plan fits, yet auto's plan fits"
+                                        : "";
+    finish(problem, plan, "milp", watch.seconds());
+    return plan;
+  }
+  if (bound.steps > 0 && bound.absence.empty()) {
+    plan.declined = "MILP (presence relaxation, " + size + "): " + bound.note;
+    finish(problem, plan, "milp", watch.seconds());
+    return plan;
+  }
+  plan.bound = bound;
+  const bool fitting = fits(problem, plan);
+  plan.optimalityGap =
+      fitting ? std::max(0.0, (plan.seconds - bound.seconds) / plan.seconds)
+              : 0;
+  if (plan.optimalityGap <= 1e-6)
+    plan.optimalityGap = 0;
+  plan.provedOptimal = fitting && plan.optimalityGap == 0;
+  char text[512];
+  std::snprintf(text, sizeof text,
+                "MILP by decomposition (%s, over the %d-node Checkmate "
+                "model's limit): CBC bounds every plan by the presence "
+                "relaxation, %s; the plan is auto's search from its solution "
+                "(%s): %s, gap %.3g%%",
+                size.c_str(), options.maxNodes, bound.note.c_str(),
+                plan.strategy.c_str(),
+                plan.provedOptimal ? "optimal" : "not proven optimal",
+                100 * plan.optimalityGap);
+  plan.note = text;
+  finish(problem, plan, "milp", watch.seconds());
+  return plan;
+}
+
 } // namespace detail
 
 using namespace detail;
 
 RematPlan planMilp(const RematProblem &problem, const MilpOptions &options) {
   if (static_cast<int>(problem.nodes.size()) > options.maxNodes)
-    return solveMilp(problem, options, nullptr);
+    return planDecomposed(problem, options);
   // The incumbent: auto's heuristic search (which covers none/all/sqrt),
   // without its own MILP polish.
   RematPlan warm;

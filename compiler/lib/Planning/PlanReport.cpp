@@ -25,6 +25,12 @@ static std::string percent(double part, double whole) {
   return buffer;
 }
 
+static std::string gapPercent(double gap) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.2f%%", 100.0 * gap);
+  return buffer;
+}
+
 static std::string seconds(double s) {
   char buffer[32];
   if (s >= 1)
@@ -131,6 +137,19 @@ void printPlanReport(const PlanReport &r, llvm::raw_ostream &os) {
                   " (lowest peak of the floor search)"
             : std::string("not searched (the budget fits; --report-floor "
                           "searches it)"));
+  if (r.optimalityBoundSeconds) {
+    std::string verdict;
+    if (r.optimalityGap)
+      verdict = *r.optimalityGap <= 1e-6
+                    ? ": the plan is optimal"
+                    : ": the plan is within " + gapPercent(*r.optimalityGap) +
+                          " of the optimum";
+    row("optimality bound", seconds(*r.optimalityBoundSeconds) +
+                                " (no plan within the budget is faster)" +
+                                verdict);
+  }
+  if (!r.optimalityBoundNote.empty())
+    row("bound note", r.optimalityBoundNote);
   if (r.strategy == "milp")
     row("MILP", std::string(r.milpProvedOptimal ? "optimal" : "not proven optimal") +
                     ", gap " + percent(r.milpGap, 1));
@@ -207,6 +226,14 @@ void printPlanReportJson(const PlanReport &r, llvm::raw_ostream &os) {
       {"recomputed_ops_by_type", std::move(recomputed)},
       {"milp_proved_optimal", r.milpProvedOptimal},
       {"milp_gap", r.milpGap},
+      // null when proven that nothing fits; the gap also when the plan does
+      // not fit or lies outside the bound's class.
+      {"optimality_bound_seconds",
+       r.optimalityBoundSeconds ? llvm::json::Value(*r.optimalityBoundSeconds)
+                                : llvm::json::Value(nullptr)},
+      {"optimality_gap", r.optimalityGap ? llvm::json::Value(*r.optimalityGap)
+                                         : llvm::json::Value(nullptr)},
+      {"optimality_bound_note", r.optimalityBoundNote},
       {"strategy_note", r.strategyNote},
       {"infeasible_reason", r.infeasibleReason},
   };

@@ -75,8 +75,8 @@ PlanTimeline buildPlanTimeline(func::FuncOp trainStep, const PlanReport &report,
   }
 
   // The planner's own liveness and rounding, so the figures are the report's.
-  MemoryProfile profile =
-      computeMemoryProfile(trainStep, plan::kDefaultAlignment);
+  MemoryProfile profile = computeMemoryProfile(
+      trainStep, plan::kDefaultAlignment, InPlaceSharing::AsAssigned);
   for (const BufferLifetime &b : profile.buffers) {
     TimelineBuffer buffer;
     buffer.name = bufferName(trainStep, b.value);

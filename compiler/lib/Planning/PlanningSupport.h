@@ -34,6 +34,10 @@ struct ForwardInfo {
   /// (kKeepFirst): after the first non-recomputable reader that comes after
   /// the last forward use.
   std::vector<std::vector<int>> dieAfterFirstUse;
+  /// For a recomputable graph output: the last node that reads one of its
+  /// inputs (at least the output itself), after which a dropped output is
+  /// recomputed; -1 for other nodes.
+  std::vector<int> outputDeadline;
   std::vector<int> fwdNodes; // recomputable nodes in schedule order
   std::vector<int> fwdPos;   // index into fwdNodes, -1 for other nodes
   /// crossBytes[q]: bytes of recomputable values computed at or before
@@ -60,10 +64,14 @@ public:
 
 private:
   void recompute(int maxLevel, bool retainAll);
+  /// Recomputes the graph outputs that are missing once `t` has run and
+  /// their deadline has passed (t = n: at the end).
+  void recomputeOutputs(int t, int maxLevel);
   const RematProblem &problem;
   const ForwardInfo &info;
   std::vector<int> lv;
-  std::vector<char> avail, original, transient, keepFirst, keepToUse;
+  std::vector<char> avail, original, transient, keepFirst, keepToUse,
+      eachUse;
   std::vector<int> stamp;
   int curStamp = 0;
   std::vector<int> needed, batch, stack, sequence, firstUseDone;

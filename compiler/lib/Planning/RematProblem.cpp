@@ -1,20 +1,38 @@
 //===- RematProblem.cpp - Simulating a rematerialization plan -------------===//
 //
 // The memory semantics of a plan (RematProblem.h): every occurrence of a node
-// in the sequence creates an instance of its value; a node reads the latest
-// instance of each input; an instance lives from its creation through its
-// last read (an instance nobody reads lives only during its own step); the
-// latest instance of each graph output lives to the end. The live bytes
-// during a step are those of the instances alive at that step, which
-// includes the node's inputs and its own output.
+// in the sequence creates an instance of its value (of each of its values,
+// for a node with resultBytes); a node reads the latest instance of each
+// input; a value lives from its creation through its last read (one nobody
+// reads lives only during its own step); the latest instance of each graph
+// output lives to the end. The live bytes during a step are those of the
+// values alive at that step, which includes the node's inputs and its own
+// output, less the node's inPlaceBytes when it writes over an input value
+// that dies there.
 //
 //===----------------------------------------------------------------------===//
 
 #include "remat/Planning/RematProblem.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace remat::plan {
+
+std::vector<int> resultsRead(const std::vector<Node> &nodes,
+                             const Node &reader, int input) {
+  const size_t count = nodes[input].resultBytes.size();
+  if (count <= 1)
+    return {0};
+  std::vector<int> read;
+  for (ResultRef ref : reader.reads)
+    if (ref.node == input && std::find(read.begin(), read.end(), ref.result) == read.end())
+      read.push_back(ref.result);
+  if (read.empty())
+    for (size_t r = 0; r < count; ++r)
+      read.push_back(static_cast<int>(r));
+  return read;
+}
 
 bool simulate(const RematProblem &problem, RematPlan &plan,
               std::string &error) {
@@ -26,12 +44,25 @@ bool simulate(const RematProblem &problem, RematPlan &plan,
     return nodes[v].name.empty() ? "#" + std::to_string(v)
                                  : "'" + nodes[v].name + "'";
   };
-
-  // latest[v]: position of v's latest instance so far, -1 before the first.
-  std::vector<int> latest(n, -1);
-  // lastRead[p]: last position that reads the instance created at p.
-  std::vector<int> lastRead(len, -1);
-  double seconds = 0;
+  auto refName = [&](ResultRef ref) {
+    return "result " + std::to_string(ref.result) + " of node " +
+           std::to_string(ref.node);
+  };
+  // The values of each node: its results where it lists them, else one.
+  // This is the planners' inner loop, so the common case stays cheap: the
+  // first value of the instance made at position q is slot q; the others
+  // (multi-result nodes) are slots of their own, from extra[q] on.
+  std::vector<int> values(n);
+  std::vector<int64_t> firstBytes(n);
+  for (int v = 0; v < n; ++v) {
+    const Node &node = nodes[v];
+    values[v] = std::max<int>(1, static_cast<int>(node.resultBytes.size()));
+    firstBytes[v] =
+        node.resultBytes.empty() ? node.outputBytes : node.resultBytes[0];
+  }
+  std::vector<int> extra(len, -1);
+  std::vector<int> multi; // positions of nodes with several values
+  int extraSlots = 0;
   for (int p = 0; p < len; ++p) {
     int v = seq[p];
     if (v < 0 || v >= n) {
@@ -39,27 +70,79 @@ bool simulate(const RematProblem &problem, RematPlan &plan,
               std::to_string(v) + " out of range";
       return false;
     }
-    for (int u : nodes[v].inputs) {
+    if (values[v] > 1) {
+      extra[p] = len + extraSlots;
+      extraSlots += values[v] - 1;
+      multi.push_back(p);
+    }
+  }
+  auto slot = [&](int q, int r) { return r == 0 ? q : extra[q] + r - 1; };
+
+  // latest[v]: position of v's latest instance so far, -1 before the first.
+  std::vector<int> latest(n, -1);
+  // lastRead[slot]: last position that reads that value.
+  std::vector<int> lastRead(len + extraSlots, -1);
+  // (position, slot of an input it writes over in place if that dies).
+  std::vector<std::pair<int, int>> inPlaceReads;
+  inPlaceReads.reserve(len);
+  double seconds = 0;
+  for (int p = 0; p < len; ++p) {
+    const int v = seq[p];
+    const Node &node = nodes[v];
+    for (int u : node.inputs) {
       if (u < 0 || u >= n) {
-        error = "node " + nodeName(v) + " has an input index " +
+        error = "node " + nodeName(seq[p]) + " has an input index " +
                 std::to_string(u) + " out of range";
         return false;
       }
-      if (latest[u] < 0) {
+      const int q = latest[u];
+      if (q < 0) {
         error = "step " + std::to_string(p) + ": node " + nodeName(v) +
                 " runs before its input " + nodeName(u) + " is computed";
         return false;
       }
-      lastRead[latest[u]] = p;
+      if (values[u] == 1) {
+        lastRead[q] = p;
+        continue;
+      }
+      bool listed = false;
+      for (ResultRef ref : node.reads)
+        if (ref.node == u) {
+          if (ref.result < 0 || ref.result >= values[u]) {
+            error = "node " + nodeName(v) + " reads " + refName(ref) +
+                    ", which has " + std::to_string(values[u]) + " results";
+            return false;
+          }
+          lastRead[slot(q, ref.result)] = p;
+          listed = true;
+        }
+      if (!listed)
+        for (int r = 0; r < values[u]; ++r)
+          lastRead[slot(q, r)] = p;
     }
+    // An in-place input must be one this occurrence has just read.
+    if (node.inPlaceBytes > 0)
+      for (ResultRef ref : node.inPlaceInputs) {
+        if (ref.node < 0 || ref.node >= n || latest[ref.node] < 0 ||
+            ref.result < 0 || ref.result >= values[ref.node] ||
+            lastRead[slot(latest[ref.node], ref.result)] != p) {
+          error = "node " + nodeName(v) + " may write over " + refName(ref) +
+                  ", which it does not read";
+          return false;
+        }
+        inPlaceReads.emplace_back(p, slot(latest[ref.node], ref.result));
+      }
     latest[v] = p;
-    seconds += nodes[v].seconds;
+    seconds += node.seconds;
   }
 
-  // End of each instance's life (inclusive step).
-  std::vector<int> end(len);
+  // End of each value's life (inclusive step).
+  std::vector<int> end(len + extraSlots);
   for (int p = 0; p < len; ++p)
     end[p] = std::max(p, lastRead[p]);
+  for (int p : multi)
+    for (int r = 1; r < values[seq[p]]; ++r)
+      end[slot(p, r)] = std::max(p, lastRead[slot(p, r)]);
   for (int o : problem.graphOutputs) {
     if (o < 0 || o >= n) {
       error = "graph output index " + std::to_string(o) + " out of range";
@@ -69,16 +152,30 @@ bool simulate(const RematProblem &problem, RematPlan &plan,
       error = "graph output " + nodeName(o) + " is never computed";
       return false;
     }
-    end[latest[o]] = len - 1;
+    for (int r = 0; r < values[o]; ++r)
+      end[slot(latest[o], r)] = len - 1;
   }
-
-  // Live bytes per step by a difference array.
   std::vector<int64_t> delta(len + 1, 0);
   for (int p = 0; p < len; ++p) {
-    int64_t b = nodes[seq[p]].outputBytes;
+    const int64_t b = firstBytes[seq[p]];
     delta[p] += b;
     delta[end[p] + 1] -= b;
   }
+  for (int p : multi) {
+    const Node &node = nodes[seq[p]];
+    for (int r = 1; r < values[seq[p]]; ++r) {
+      delta[p] += node.resultBytes[r];
+      delta[end[slot(p, r)] + 1] -= node.resultBytes[r];
+    }
+  }
+  // One in-place write per occurrence (inPlaceReads is in position order).
+  int sharedAt = -1;
+  for (auto [p, s] : inPlaceReads)
+    if (p != sharedAt && end[s] == p) {
+      sharedAt = p;
+      delta[p] -= nodes[seq[p]].inPlaceBytes;
+      delta[p + 1] += nodes[seq[p]].inPlaceBytes;
+    }
   int64_t live = 0, peak = 0;
   for (int p = 0; p < len; ++p) {
     live += delta[p];

@@ -2,6 +2,7 @@
 
 #include "StepGraph.h"
 
+#include "remat/Dialect/InPlace.h"
 #include "remat/Dialect/RematOps.h"
 
 #include "mlir/IR/Builders.h"
@@ -70,16 +71,28 @@ StepGraph buildStepGraph(func::FuncOp func, const CostModel &costModel,
     node.name = opDisplayName(&op);
     node.opKind = op.getName().getStringRef().str();
     node.seconds = costModel.estimate(&op).seconds;
-    for (Value r : op.getResults())
-      if (!roles.persistent.contains(r))
-        node.outputBytes += tensorBytes(r.getType(), alignment);
-    for (Value operand : op.getOperands())
-      if (Operation *def = viewSource(operand).getDefiningOp()) {
-        auto it = graph.nodeOf.find(def);
-        if (it != graph.nodeOf.end() &&
-            !llvm::is_contained(node.inputs, it->second))
-          node.inputs.push_back(it->second);
-      }
+    for (Value r : op.getResults()) {
+      int64_t bytes =
+          roles.persistent.contains(r) ? 0 : tensorBytes(r.getType(), alignment);
+      node.outputBytes += bytes;
+      // Several results live apart (a batch norm's statistics outlive its
+      // output); one result is the node's value.
+      if (op.getNumResults() > 1)
+        node.resultBytes.push_back(bytes);
+    }
+    for (Value operand : op.getOperands()) {
+      Value source = viewSource(operand);
+      auto it = graph.nodeOf.find(source.getDefiningOp());
+      if (it == graph.nodeOf.end())
+        continue;
+      if (!llvm::is_contained(node.inputs, it->second))
+        node.inputs.push_back(it->second);
+      plan::ResultRef read{it->second,
+                           static_cast<int>(cast<OpResult>(source).getResultNumber())};
+      if (source.getDefiningOp()->getNumResults() > 1 &&
+          !llvm::is_contained(node.reads, read))
+        node.reads.push_back(read);
+    }
     node.recomputable = roles.isForward(&op) && !roles.losses.empty() &&
                         !op.hasTrait<OptimizerUpdate>();
     graph.nodeOf[&op] = graph.problem.nodes.size();
@@ -100,13 +113,14 @@ StepGraph buildStepGraph(func::FuncOp func, const CostModel &costModel,
   }
   // Graph outputs. A node with results both returned (the loss) and read by
   // later ops (log_prob) is not an output: its returned results are counted
-  // as fixed bytes, so that the large results can die after their last read
-  // (a node's outputs live and die together in the problem).
+  // as fixed bytes (and as 0 among its results), so that the large results
+  // can die after their last read (a graph output's latest instance lives to
+  // the end of the step).
   auto ret = cast<func::ReturnOp>(body.getTerminator());
   llvm::DenseSet<Value> returned;
   for (Value v : ret.getOperands())
     returned.insert(viewSource(v));
-  int64_t returnedBytes = 0;
+  int64_t &returnedBytes = graph.returnedBytes;
   for (size_t i = 0; i < graph.ops.size(); ++i) {
     Operation *op = graph.ops[i];
     int64_t ownReturned = 0;
@@ -124,7 +138,11 @@ StepGraph buildStepGraph(func::FuncOp func, const CostModel &costModel,
     if (!anyReturned)
       continue;
     if (othersRead) {
-      graph.problem.nodes[i].outputBytes -= ownReturned;
+      plan::Node &node = graph.problem.nodes[i];
+      node.outputBytes -= ownReturned;
+      for (OpResult r : op->getResults())
+        if (returned.contains(r) && !node.resultBytes.empty())
+          node.resultBytes[r.getResultNumber()] = 0;
       returnedBytes += ownReturned;
     } else {
       graph.problem.graphOutputs.push_back(i);
@@ -132,6 +150,57 @@ StepGraph buildStepGraph(func::FuncOp func, const CostModel &costModel,
   }
   graph.problem.fixedBytes =
       graph.persistentBytes + graph.inputBytes + workspaceBytes + returnedBytes;
+  // The arena holds an input from the step's start to its last reader, a
+  // returned result from its op on.
+  for (BlockArgument arg : func.getArguments()) {
+    if (roles.persistent.contains(arg))
+      continue;
+    int lastReader = -1;
+    std::function<void(Value)> readers = [&](Value v) {
+      for (Operation *user : v.getUsers()) {
+        if (auto reshape = dyn_cast<ReshapeOp>(user))
+          readers(reshape.getResult());
+        else if (auto it = graph.nodeOf.find(user); it != graph.nodeOf.end())
+          lastReader = std::max(lastReader, it->second);
+        else if (isa<func::ReturnOp>(user))
+          lastReader = static_cast<int>(graph.ops.size()) - 1;
+      }
+    };
+    readers(arg);
+    graph.problem.partTimeFixedBytes.push_back(
+        {tensorBytes(arg.getType(), alignment), lastReader});
+  }
+  if (returnedBytes > 0)
+    graph.problem.partTimeFixedBytes.push_back({returnedBytes, -1});
+  // In-place sharing, as the memory profile decides it (InPlace.h): the
+  // first result over an operand produced by another node, neither
+  // persistent nor returned (those do not die at the op).
+  for (size_t i = 0; i < graph.ops.size(); ++i) {
+    Operation *op = graph.ops[i];
+    if (op->getNumResults() == 0)
+      continue;
+    OpResult result = op->getResult(0);
+    if (roles.persistent.contains(result) || returned.contains(result))
+      continue;
+    plan::Node &node = graph.problem.nodes[i];
+    for (OpOperand &operand : op->getOpOperands()) {
+      if (!mayWriteInPlace(op, result, operand))
+        continue;
+      Value source = viewSource(operand.get());
+      if (roles.persistent.contains(source) || returned.contains(source))
+        continue;
+      auto it = graph.nodeOf.find(source.getDefiningOp());
+      if (it == graph.nodeOf.end())
+        continue; // an argument or a constant: not a node's value
+      plan::ResultRef input{
+          it->second,
+          static_cast<int>(cast<OpResult>(source).getResultNumber())};
+      if (!llvm::is_contained(node.inPlaceInputs, input))
+        node.inPlaceInputs.push_back(input);
+    }
+    if (!node.inPlaceInputs.empty())
+      node.inPlaceBytes = tensorBytes(result.getType(), alignment);
+  }
   return graph;
 }
 

@@ -23,14 +23,21 @@ struct StepGraph {
   std::vector<double> flops;          // per node
   int64_t persistentBytes = 0;
   int64_t inputBytes = 0;
+  /// Returned results of nodes that are not graph outputs (the loss): fixed
+  /// bytes in the problem, arena buffers only from their op on.
+  int64_t returnedBytes = 0;
 };
 
 /// Nodes are the body's ops in order, except constants (set up once, not
 /// part of a step). Persistent state, the batch and the workspace are fixed
 /// bytes. A node's output bytes are its results' arena bytes (results written
-/// in place into persistent state count nothing). Forward ops (those the loss
-/// depends on) are recomputable, except the optimizer updates; regions come
-/// from scoped node names ("/h.3/attn/MatMul" is in region "h.3").
+/// in place into persistent state count nothing), each result apart for ops
+/// with several, which live as long as their own readers; a node that may
+/// write its first result over an input's value lists that input
+/// (InPlace.h). Forward
+/// ops (those the loss depends on) are recomputable, except the optimizer
+/// updates; regions come from scoped node names ("/h.3/attn/MatMul" is in
+/// region "h.3").
 StepGraph buildStepGraph(mlir::func::FuncOp func, const CostModel &costModel,
                          int64_t alignment, int64_t workspaceBytes);
 

@@ -8,6 +8,7 @@
 #include "remat/Dialect/RematOps.h"
 #include "remat/Planning/ByteSize.h"
 #include "remat/Planning/MemoryPlan.h"
+#include "remat/Planning/StepTimeBound.h"
 
 #include "mlir/IR/Builders.h"
 
@@ -126,6 +127,46 @@ std::string explainInfeasible(const PlanReport &report,
   return why + "; what would help: " + help;
 }
 
+/// A plan a floor search looks at: a strategy, and the problem it plans.
+struct FloorCandidate {
+  plan::Strategy strategy;
+  plan::RematProblem problem;
+  std::string label; // for the plan's note ("sqrt's plan fits")
+};
+
+/// `problem` without what the strategies know of in-place writes and of
+/// results that die apart: each node's output one value, nothing written
+/// in place. auto's local search follows its estimates, and on some graphs
+/// the finer ones lead it to a higher floor than the coarse ones did; the
+/// arena shares in place either way, so the coarse search's plan needs no
+/// more than it did before the finer estimates existed.
+plan::RematProblem withoutSharing(plan::RematProblem problem) {
+  for (plan::Node &node : problem.nodes) {
+    node.resultBytes.clear();
+    node.reads.clear();
+    node.inPlaceInputs.clear();
+    node.inPlaceBytes = 0;
+  }
+  return problem;
+}
+
+/// The plans the floor search measures for `problem`: the strategy asked
+/// for (`withAsked`), auto on the coarse estimates (withoutSharing) when
+/// that strategy is auto, all and sqrt.
+std::vector<FloorCandidate> floorCandidates(plan::Strategy strategy,
+                                            const plan::RematProblem &problem,
+                                            bool withAsked) {
+  std::vector<FloorCandidate> out;
+  if (withAsked)
+    out.push_back({strategy, problem, std::string(plan::strategyName(strategy)) + "'s plan"});
+  if (strategy == plan::Strategy::Auto)
+    out.push_back({plan::Strategy::Auto, withoutSharing(problem),
+                   "auto's plan on coarse estimates"});
+  for (plan::Strategy s : {plan::Strategy::All, plan::Strategy::Sqrt})
+    out.push_back({s, problem, std::string(plan::strategyName(s)) + "'s plan"});
+  return out;
+}
+
 std::string dtypeName(Value value) {
   std::string name;
   llvm::raw_string_ostream os(name);
@@ -237,10 +278,30 @@ FailureOr<PlanReport> planTrainStep(func::FuncOp func, const CostModel &costMode
     }
     return measuredPeak;
   };
+  // The optimality bound at the budget (StepTimeBound.h): it covers every
+  // plan whose arena fits, i.e. every plan the verdict below accepts. Its
+  // relaxed solution seeds auto. The MILP's is stronger (and slower).
+  plan::StepTimeBound bound = plan::boundStepTime(
+      graph.problem, options.strategy == plan::Strategy::Milp
+                         ? options.strategyOptions.milp.bound()
+                         : options.strategyOptions.autoOptions.bound);
   plan::RematPlan chosen;
   plan::StrategyOptions strategyOptions = options.strategyOptions;
+  strategyOptions.autoOptions.relaxedSolution = bound.absence;
   int64_t workPool = 3 * strategyOptions.autoOptions.workLimit;
-  for (int attempt = 0; attempt < 6; ++attempt) {
+  // When the step without recomputation fits, it is the fastest plan there
+  // is: auto and the MILP take it (their searches count the batch inputs as
+  // live throughout, and could miss it at a budget of exactly its peak).
+  const bool takeBaseline =
+      report.baselinePeakBytes <= options.budgetBytes &&
+      (options.strategy == plan::Strategy::Auto ||
+       options.strategy == plan::Strategy::Milp);
+  if (takeBaseline) {
+    chosen = baseline;
+    chosen.provedOptimal = options.strategy == plan::Strategy::Milp;
+    chosen.note = "the step without recomputation fits the budget";
+  }
+  for (int attempt = 0; attempt < 6 && !takeBaseline; ++attempt) {
     chosen = plan::runStrategy(options.strategy, graph.problem,
                                strategyOptions);
     // A strategy that made no plan of its own (the MILP over its size or
@@ -272,18 +333,19 @@ FailureOr<PlanReport> planTrainStep(func::FuncOp func, const CostModel &costMode
   }
   graph.problem.budgetBytes = options.budgetBytes;
   int64_t chosenPeak = planPeak(chosen);
-  // The floor search: the least memory the strategy, all and sqrt reach,
-  // measured like the planned peak (persistent + arena + workspace). When
+  // The floor search: the least memory the strategy, all and sqrt reach
+  // (auto also on coarse estimates: floorCandidates), measured like the
+  // planned peak (persistent + arena + workspace). When
   // the budget does not fit, the strategy's plan is already its
   // lowest-memory one; asked for, it also runs on a budget that fits, with
   // an impossible budget (1 byte) so that each strategy minimises its peak.
   if (chosenPeak <= options.budgetBytes && options.reportFloor) {
     plan::RematProblem floorProblem = graph.problem;
     floorProblem.budgetBytes = 1;
-    for (plan::Strategy s :
-         {options.strategy, plan::Strategy::All, plan::Strategy::Sqrt}) {
+    for (const FloorCandidate &c :
+         floorCandidates(options.strategy, floorProblem, /*withAsked=*/true)) {
       plan::RematPlan p =
-          plan::runStrategy(s, floorProblem, options.strategyOptions);
+          plan::runStrategy(c.strategy, c.problem, options.strategyOptions);
       if (!plan::simulate(floorProblem, p, error))
         continue;
       const int64_t peak = planPeak(p);
@@ -299,10 +361,23 @@ FailureOr<PlanReport> planTrainStep(func::FuncOp func, const CostModel &costMode
     // takes the fastest of those that fits, never doing worse than them;
     // when none fits, the one needing the least memory (the IR holds the
     // lowest-memory plan found).
+    // auto's own floor plan (its search with a 1-byte budget, which the
+    // floor search reports as minimum_feasible_bytes) joins them: a search
+    // aimed at this budget need not reach it, and without it the floor
+    // would be a budget auto cannot meet.
     const int64_t autoPeak = chosenPeak;
     bool replacedByFit = false;
-    for (plan::Strategy s : {plan::Strategy::All, plan::Strategy::Sqrt}) {
-      plan::RematPlan p = plan::runStrategy(s, graph.problem, options.strategyOptions);
+    std::vector<FloorCandidate> candidates =
+        floorCandidates(options.strategy, graph.problem, /*withAsked=*/false);
+    if (options.strategy == plan::Strategy::Auto && options.budgetBytes > 1) {
+      plan::RematProblem floorProblem = graph.problem;
+      floorProblem.budgetBytes = 1;
+      candidates.insert(candidates.begin(),
+                        {plan::Strategy::Auto, floorProblem, "its floor plan"});
+    }
+    for (const FloorCandidate &c : candidates) {
+      plan::RematPlan p =
+          plan::runStrategy(c.strategy, c.problem, options.strategyOptions);
       if (!plan::simulate(graph.problem, p, error))
         continue;
       const int64_t peak = planPeak(p);
@@ -317,8 +392,7 @@ FailureOr<PlanReport> planTrainStep(func::FuncOp func, const CostModel &costMode
         continue;
       p.note = std::string("auto's own plan (arena ") + formatBytes(autoPeak) +
                ") " + (fits ? "missed the budget; " : "needs more memory; ") +
-               plan::strategyName(s) + "'s " +
-               (fits ? "fits" : "needs the least");
+               c.label + " " + (fits ? "fits" : "needs the least");
       chosen = std::move(p);
       chosenPeak = peak;
       replacedByFit = fits;
@@ -360,6 +434,16 @@ FailureOr<PlanReport> planTrainStep(func::FuncOp func, const CostModel &costMode
       graph.persistentBytes + memory.arenaBytes + workspaceBytes;
   report.feasible = report.peakBytes <= options.budgetBytes;
   report.estimatedStepSeconds = chosen.seconds;
+  // The strategy's own bound at this budget, when stronger (the MILP's).
+  if (chosen.bound && chosen.bound->budgetBytes == options.budgetBytes &&
+      !chosen.bound->infeasible && chosen.bound->seconds > bound.seconds)
+    bound = *chosen.bound;
+  report.optimalityBoundNote = bound.note;
+  if (!bound.infeasible) {
+    report.optimalityBoundSeconds = bound.seconds;
+    if (report.feasible)
+      report.optimalityGap = chosen.seconds / bound.seconds - 1;
+  }
   if (!report.feasible)
     report.infeasibleReason = explainInfeasible(report, options);
   report.plannerSeconds =

@@ -120,6 +120,14 @@ func.func @activation_backward_extra_parameter(%x: tensor<3xf32>) -> tensor<3xf3
 
 // -----
 
+func.func @relu_backward_shape(%y: tensor<3xf32>, %dy: tensor<4xf32>) -> tensor<3xf32> {
+  // expected-error@+1 {{failed to verify that all of {output, output_grad, input_grad} have same type}}
+  %0 = remat.relu_backward %y, %dy : (tensor<3xf32>, tensor<4xf32>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+
+// -----
+
 func.func @activation_backward_unknown(%x: tensor<3xf32>) -> tensor<3xf32> {
   // expected-error@+1 {{attribute 'activation' failed to satisfy constraint}}
   %0 = remat.activation_backward %x, %x {activation = "tanh"} : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>

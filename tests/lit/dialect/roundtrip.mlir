@@ -85,7 +85,9 @@ func.func @activations(%x: tensor<2x3xf32>, %s: tensor<3xf32>, %dy: tensor<2x3xf
   %11 = remat.activation_backward %10, %dy {activation = "clip", min = 0.0, max = 6.0} : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
   // CHECK: remat.activation_backward %{{.*}}, %{{.*}} {activation = "sin"}
   %12 = remat.activation_backward %11, %dy {activation = "sin"} : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
-  return %12 : tensor<2x3xf32>
+  // CHECK: remat.relu_backward %{{.*}}, %{{.*}} : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  %13 = remat.relu_backward %12, %dy : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %13 : tensor<2x3xf32>
 }
 
 // CHECK-LABEL: func.func @data_movement_pieces

@@ -14,11 +14,12 @@
 // CHECK-SAME: -> (tensor<f32> {remat.name = "loss", remat.role = "loss"}
 // CHECK-SAME: tensor<3x5xf32> {remat.name = "w", remat.role = "parameter"}
 // CHECK-SAME: tensor<i64> {remat.name = "step", remat.role = "step"})
+// CHECK: %[[Y:.*]] = remat.relu
 // CHECK: %[[LOSS:.*]], %[[LOGP:.*]] = remat.softmax_cross_entropy_loss {{.*}} {ignore_index = -100 : i64, reduction = "mean"}
 // CHECK: %[[DS:.*]] = remat.softmax_cross_entropy_loss_backward %{{.*}}, %[[LOGP]], %[[L]]
-// The ReLU gradient is keyed on its output.
-// CHECK: remat.greater
-// CHECK: %[[DZ:.*]] = remat.where
+// The ReLU gradient is one op keyed on its output (no mask, no input kept).
+// CHECK-NOT: remat.greater
+// CHECK: %[[DZ:.*]] = remat.relu_backward %[[Y]], %[[DS]] : (tensor<4x5xf32>, tensor<4x5xf32>) -> tensor<4x5xf32>
 // The bias was broadcast over the batch: its gradient is summed back.
 // CHECK: %[[DB0:.*]] = remat.reduce_sum %[[DZ]] {axes = array<i64: 0>} : (tensor<4x5xf32>) -> tensor<1x5xf32>
 // CHECK: %[[DB:.*]] = remat.reshape %[[DB0]] : (tensor<1x5xf32>) -> tensor<5xf32>

@@ -1213,6 +1213,40 @@ TEST(GraphGradient, MlpWithReluAndAppendedCrossEntropy) {
       .run();
 }
 
+TEST(GraphGradient, ResidualConvBatchNormReluBlock) {
+  // A ResNet BasicBlock: conv, batch norm, relu, conv, batch norm, + x,
+  // relu. The relu gradients are relu_backward from the relu outputs, the
+  // batch-norm input gradients pass through the batch statistics.
+  const rt::Shape xs{2, 2, 3, 3}, ws{2, 2, 3, 3};
+  const std::string X = T(xs), W = T(ws), C = T({2});
+  Forward f;
+  f.param("x", xs).param("w1", ws).param("w2", ws);
+  f.param("g1", {2}).param("b1", {2}).param("g2", {2}).param("b2", {2});
+  f.buffer("m1", {2}).buffer("v1", {2}).buffer("m2", {2}).buffer("v2", {2});
+  const std::string conv = " {strides = array<i64: 1, 1>, pads = array<i64: "
+                           "1, 1, 1, 1>, dilations = array<i64: 1, 1>, group "
+                           "= 1 : i64} : (" + X + ", " + W + ") -> " + X;
+  const std::string bn = " {epsilon = 1.0e-05 : f64, momentum = 0.9 : f64} : (" +
+                         X + ", " + C + ", " + C + ", " + C + ", " + C +
+                         ") -> (" + X + ", " + C + ", " + C + ", " + C + ", " +
+                         C + ")";
+  f.op("%c1 = remat.conv %x, %w1" + conv);
+  f.op("%n1, %rm1, %rv1, %sm1, %si1 = remat.batch_norm_training %c1, %g1, %b1, "
+       "%m1, %v1" + bn);
+  f.op("%r1 = remat.relu %n1 : (" + X + ") -> " + X);
+  f.op("%c2 = remat.conv %r1, %w2" + conv);
+  f.op("%n2, %rm2, %rv2, %sm2, %si2 = remat.batch_norm_training %c2, %g2, %b2, "
+       "%m2, %v2" + bn);
+  f.op("%s = remat.add %n2, %x : (" + X + ", " + X + ") -> " + X);
+  f.op("%y = remat.relu %s : (" + X + ") -> " + X);
+  GradCheck(f.weighted("%y", xs))
+      .fill("v1", uniform(0.5, 2))
+      .fill("v2", uniform(0.5, 2))
+      .fill("g1", uniform(0.5, 1.5))
+      .fill("g2", uniform(0.5, 1.5))
+      .run();
+}
+
 TEST(GraphGradient, AppendedMse) {
   Forward f;
   f.input("x", T({3, 2})).param("w", {2, 4});

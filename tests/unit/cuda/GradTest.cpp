@@ -29,6 +29,9 @@ TEST_F(CudaGrad, GeluBackward) {
       DeviceTensor ddx_in(x), ddy(dy), ddx(dtype, {5, 301});
       cuda::geluBackward(ddx_in.view(), ddy.view(), ddx.view(), tanhApprox);
       expectNear(ddx.host(), dx, tolerance(dtype));
+      // In place (dx over dy), as a memory plan may put it.
+      cuda::geluBackward(ddx_in.view(), ddy.view(), ddy.view(), tanhApprox);
+      expectNear(ddy.host(), dx, tolerance(dtype), "in place");
     }
 }
 
@@ -43,7 +46,8 @@ TEST_F(CudaGrad, ActivationBackward) {
   clip.lower = -0.5;
   clip.upper = 1.25;
   const std::pair<UnaryOp, UnaryParams> cases[] = {
-      {UnaryOp::LeakyRelu, leaky}, {UnaryOp::Elu, elu},
+      {UnaryOp::Relu, {}},         {UnaryOp::LeakyRelu, leaky},
+      {UnaryOp::Elu, elu},
       {UnaryOp::Selu, selu},       {UnaryOp::Softplus, {}},
       {UnaryOp::Softsign, {}},     {UnaryOp::HardSigmoid, hard},
       {UnaryOp::Clip, clip},       {UnaryOp::Sin, {}},
@@ -58,6 +62,10 @@ TEST_F(CudaGrad, ActivationBackward) {
       cuda::activationBackward(op, dxIn.view(), ddy.view(), ddx.view(), params);
       expectNear(ddx.host(), dx, tolerance(dtype),
                  "op " + std::to_string(static_cast<int>(op)));
+      // In place (dx over x), as a memory plan may put it.
+      cuda::activationBackward(op, dxIn.view(), ddy.view(), dxIn.view(), params);
+      expectNear(dxIn.host(), dx, tolerance(dtype),
+                 "op " + std::to_string(static_cast<int>(op)) + " in place");
     }
   DeviceTensor x(DType::F32, {3}), dy(DType::F32, {3}), dx(DType::F32, {3});
   EXPECT_THROW(cuda::activationBackward(UnaryOp::Tanh, x.view(), dy.view(),
@@ -88,6 +96,14 @@ TEST_F(CudaGrad, SoftmaxAndLogSoftmaxBackward) {
           }
           expectNear(ddx.host(), dx, tolerance(dtype),
                      shapeToString(shape) + " axis " + std::to_string(axis));
+          // In place (dx over dy), as a memory plan may put it.
+          if (log)
+            cuda::logSoftmaxBackward(dyy.view(), ddy.view(), ddy.view(), axis);
+          else
+            cuda::softmaxBackward(dyy.view(), ddy.view(), ddy.view(), axis);
+          expectNear(ddy.host(), dx, tolerance(dtype),
+                     shapeToString(shape) + " axis " + std::to_string(axis) +
+                         " in place");
         }
 }
 
@@ -163,6 +179,18 @@ TEST_F(CudaGrad, BatchNormTrainingBackward) {
       expectNear(dDx.host(), dx, tolerance(dtype), what + " dx");
       expectNear(dDscale.host(), dscale, tolerance(dtype), what + " dscale");
       expectNear(dDbias.host(), dbias, tolerance(dtype), what + " dbias");
+      // In place (dx over dy, then over x), as a memory plan may put it.
+      cuda::batchNormTrainingBackward(dX.view(), dS.view(), dM.view(),
+                                      dI.view(), dDy.view(), dDy.view(),
+                                      dDscale.view(), dDbias.view());
+      expectNear(dDy.host(), dx, tolerance(dtype), what + " dx over dy");
+      expectNear(dDscale.host(), dscale, tolerance(dtype),
+                 what + " dscale with dx over dy");
+      DeviceTensor dDy2(dy);
+      cuda::batchNormTrainingBackward(dX.view(), dS.view(), dM.view(),
+                                      dI.view(), dDy2.view(), dX.view(),
+                                      TensorView(), TensorView());
+      expectNear(dX.host(), dx, tolerance(dtype), what + " dx over x");
     }
 }
 

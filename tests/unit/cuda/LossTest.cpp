@@ -100,6 +100,13 @@ TEST_F(CudaLoss, ForwardAndBackwardMatchCpu) {
         expectNear(ddScores.host(), dScores, tolerance(dtype),
                    what + " dscores");
         expectNear(ddInput.host(), dInput, tolerance(dtype), what + " dinput");
+        // In place (dscores over the log-probabilities), as a memory plan
+        // may put it.
+        cuda::softmaxCrossEntropyLossBackward(ddLoss.view(), dlp.view(),
+                                              dl.view(), dwv, dlp.view(),
+                                              reduction, 1, c.ignore);
+        expectNear(dlp.host(), dScores, tolerance(dtype),
+                   what + " dscores in place");
       }
 }
 

@@ -76,11 +76,141 @@ TEST(Simulate, OutputsStayLiveAndUnreadValuesDieAtOnce) {
   EXPECT_DOUBLE_EQ(plan.seconds, 4);
 }
 
+TEST(Simulate, EachResultDiesAfterItsOwnLastRead) {
+  // a has two results: 10 bytes read by b, 2 bytes read by c.
+  RematProblem p;
+  p.nodes = {node("a", 12, {}), node("b", 5, {0}), node("c", 1, {0})};
+  p.nodes[0].resultBytes = {10, 2};
+  p.nodes[1].reads = {{0, 0}};
+  p.nodes[2].reads = {{0, 1}};
+  p.graphOutputs = {2};
+  // Step 1 holds a's results and b (17); at step 2 a's first result is
+  // gone: its second, and c (3).
+  RematPlan plan = run(p, {0, 1, 2});
+  EXPECT_EQ(plan.peakBytes, 17);
+  // Read whole, a lives to c: step 2 holds 12 + 1.
+  p.nodes[2].reads = {};
+  p.nodes[1].outputBytes = 0;
+  EXPECT_EQ(run(p, {0, 1, 2}).peakBytes, 13);
+  // A result index out of range is an error.
+  p.nodes[2].reads = {{0, 2}};
+  RematPlan bad;
+  bad.sequence = {0, 1, 2};
+  std::string error;
+  EXPECT_FALSE(simulate(p, bad, error));
+  EXPECT_NE(error.find("reads result 2 of 'a', which has 2"), std::string::npos)
+      << error;
+}
+
 TEST(Simulate, DuplicateInputsCountOnce) {
   RematProblem p;
   p.nodes = {node("x", 10, {}), node("sq", 10, {0, 0})};
   p.graphOutputs = {1};
   EXPECT_EQ(run(p, {0, 1}).peakBytes, 20);
+}
+
+// a(30); b(30) = f(a), which may write over a; c(10) = g(b); d(5) = h(a, c)
+// when `aReadLater`. Fixed 0.
+RematProblem inPlaceProblem(bool aReadLater) {
+  RematProblem p;
+  p.nodes = {node("a", 30, {}), node("b", 30, {0}), node("c", 10, {1})};
+  p.nodes[1].inPlaceInputs = {{0, 0}};
+  p.nodes[1].inPlaceBytes = 30;
+  if (aReadLater)
+    p.nodes.push_back(node("d", 5, {0, 2}));
+  p.graphOutputs = {static_cast<int>(p.nodes.size()) - 1};
+  return p;
+}
+
+TEST(Simulate, InPlaceOutputTakesOverADyingInput) {
+  // Step 1: a dies at b, which takes its bytes: 30 (60 without sharing);
+  // step 2: b, c = 40.
+  EXPECT_EQ(run(inPlaceProblem(false), {0, 1, 2}).peakBytes, 40);
+  // a read after b: no sharing, step 1 holds a and b.
+  EXPECT_EQ(run(inPlaceProblem(true), {0, 1, 2, 3}).peakBytes, 70);
+  // With a recomputed for d, the instance b reads dies at b: step 1 = 30;
+  // step 2: b, c = 40; step 3: c, a = 40; step 4: c, a, d = 45.
+  EXPECT_EQ(run(inPlaceProblem(true), {0, 1, 2, 0, 3}).peakBytes, 45);
+}
+
+TEST(Simulate, InPlaceNeedsTheInputToDie) {
+  // a is a graph output: it lives to the end, so b cannot write over it.
+  RematProblem p = inPlaceProblem(false);
+  p.graphOutputs = {0, 2};
+  EXPECT_EQ(run(p, {0, 1, 2}).peakBytes, 70);
+  // Two in-place inputs dying at once: one write, 30 bytes saved once.
+  RematProblem q;
+  q.nodes = {node("x", 30, {}), node("y", 30, {}), node("s", 30, {0, 1})};
+  q.nodes[2].inPlaceInputs = {{0, 0}, {1, 0}};
+  q.nodes[2].inPlaceBytes = 30;
+  q.graphOutputs = {2};
+  EXPECT_EQ(run(q, {0, 1, 2}).peakBytes, 60);
+}
+
+// x(50); bn = f(x) with an output (100) and statistics (2); r(100) reads
+// bn's output; g(10) reads bn's statistics and r.
+RematProblem batchNormProblem() {
+  RematProblem p;
+  p.nodes = {node("x", 50, {}), node("bn", 102, {0}), node("r", 100, {1}),
+             node("g", 10, {1, 2})};
+  p.nodes[1].resultBytes = {100, 2};
+  p.nodes[2].reads = {{1, 0}};
+  p.nodes[3].reads = {{1, 1}};
+  p.graphOutputs = {3};
+  return p;
+}
+
+TEST(Simulate, ResultsOfOneNodeLiveApart) {
+  // Step 1: x, bn (102) = 152; step 2: bn, r = 202; step 3: bn's statistics
+  // only (its output died at r), r, g = 112.
+  RematProblem p = batchNormProblem();
+  EXPECT_EQ(run(p, {0, 1, 2, 3}).peakBytes, 202);
+  // Read whole (no entry in reads), bn's output lives to step 3: 212.
+  p.nodes[3].reads.clear();
+  EXPECT_EQ(run(p, {0, 1, 2, 3}).peakBytes, 212);
+  // r written over bn's output, which dies there: step 2 holds 102.
+  p = batchNormProblem();
+  p.nodes[2].inPlaceInputs = {{1, 0}};
+  p.nodes[2].inPlaceBytes = 100;
+  EXPECT_EQ(run(p, {0, 1, 2, 3}).peakBytes, 152);
+  // Not over the statistics (were r to read them), which g reads later.
+  p.nodes[2].reads = {{1, 0}, {1, 1}};
+  p.nodes[2].inPlaceInputs = {{1, 1}};
+  EXPECT_EQ(run(p, {0, 1, 2, 3}).peakBytes, 202);
+  // Nor over a result it does not read.
+  p.nodes[2].reads = {{1, 0}};
+  RematPlan bad;
+  bad.sequence = {0, 1, 2, 3};
+  std::string why;
+  EXPECT_FALSE(simulate(p, bad, why));
+  EXPECT_NE(why.find("node 'r' may write over result 1 of node 1, which it "
+                     "does not read"),
+            std::string::npos)
+      << why;
+  p.nodes[2].inPlaceInputs.clear();
+  // A read of a result the input does not have is an error.
+  p.nodes[3].reads = {{1, 2}};
+  RematPlan plan;
+  plan.sequence = {0, 1, 2, 3};
+  std::string error;
+  EXPECT_FALSE(simulate(p, plan, error));
+  EXPECT_NE(error.find("node 'g' reads result 2 of node 1, which has 2 results"),
+            std::string::npos)
+      << error;
+}
+
+TEST(Simulate, RejectsAnInPlaceInputThatIsNotAnInput) {
+  RematProblem p = inPlaceProblem(false);
+  p.nodes[2].inPlaceInputs = {{0, 0}};
+  p.nodes[2].inPlaceBytes = 10;
+  RematPlan plan;
+  plan.sequence = {0, 1, 2};
+  std::string error;
+  EXPECT_FALSE(simulate(p, plan, error));
+  EXPECT_NE(error.find("node 'c' may write over result 0 of node 0, which it "
+                       "does not read"),
+            std::string::npos)
+      << error;
 }
 
 TEST(Simulate, RejectsInvalidSequences) {
@@ -116,6 +246,45 @@ TEST(Builder, HandBuiltCheckpointPlan) {
   // recomputed f1 and by g1), f2, the loss (an output), the recomputed f3,
   // dloss and g3: 6. Step 9 (g2): input, f2, loss, g3, f1, g2: 6.
   EXPECT_EQ(plan.peakBytes, 6);
+}
+
+TEST(Builder, EachUseRecomputesForEveryReader) {
+  // Chain input -> f1 -> f2 -> f3 -> loss; backward g3 reads f2 and f3, g2
+  // reads f1 and f2, g1 the input and f1.
+  RematProblem p = makeTraining(chainOps(3));
+  // Nodes: 0 input, 1..3 f, 4 loss, 5 dloss, 6 g3, 7 g2, 8 g1.
+  std::vector<int> level(p.nodes.size(), 0);
+  level[2] = kNotKept;
+  // Dropped after f3 reads it, recomputed for g3 and kept for g2.
+  std::vector<int> once = {0, 1, 2, 3, 4, 5, 2, 6, 7, 8};
+  EXPECT_EQ(planFromLevels(p, level, true).sequence, once);
+  // Recomputed for g3, dropped after it, recomputed again for g2.
+  level[2] = kEachUse;
+  RematPlan each = planFromLevels(p, level, true);
+  std::vector<int> twice = {0, 1, 2, 3, 4, 5, 2, 6, 2, 7, 8};
+  EXPECT_EQ(each.sequence, twice);
+  EXPECT_DOUBLE_EQ(each.seconds, baseSeconds(p) + 2);
+}
+
+TEST(Builder, DroppedOutputIsRecomputedWhileItsInputsLive) {
+  RematProblem p = makeTraining(chainOps(3));
+  std::vector<int> level(p.nodes.size(), 0);
+  // The loss (an output) with plain levels stays kept.
+  level[4] = kNotKept;
+  EXPECT_EQ(planFromLevels(p, level, true).sequence,
+            (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7, 8}));
+  // Kept through its first backward use (dloss), then dropped, and
+  // recomputed right after g3, the last node that reads its input f3.
+  level[4] = kKeepFirst;
+  RematPlan plan = planFromLevels(p, level, true);
+  EXPECT_EQ(plan.sequence, (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 4, 7, 8}));
+  // The loss is absent while g3 runs: one byte less there than keeping it.
+  level[4] = 0;
+  RematPlan kept = planFromLevels(p, level, true);
+  RematPlan withoutLoss = plan;
+  std::string error;
+  ASSERT_TRUE(simulate(p, withoutLoss, error)) << error;
+  EXPECT_LE(withoutLoss.peakBytes, kept.peakBytes);
 }
 
 TEST(Builder, KeepAllIsNone) {

@@ -215,6 +215,39 @@ inline RematProblem randomDag(int n, std::mt19937 &rng,
   return p;
 }
 
+/// `p` with the output of about half its nodes split into two or three
+/// results (as a layer norm's output and statistics), each reader reading
+/// some of them: every result then dies after its own last read.
+inline RematProblem withResults(RematProblem p, std::mt19937 &rng) {
+  std::uniform_int_distribution<int> coin(0, 1);
+  for (Node &node : p.nodes) {
+    if (node.outputBytes < 2 || coin(rng))
+      continue;
+    int results = std::min<int64_t>(node.outputBytes,
+                                    2 + std::uniform_int_distribution<int>(0, 1)(rng));
+    int64_t left = node.outputBytes;
+    node.resultBytes.clear();
+    for (int r = 0; r < results; ++r) {
+      int64_t bytes = r + 1 == results
+                          ? left
+                          : std::uniform_int_distribution<int64_t>(
+                                1, left - (results - r - 1))(rng);
+      node.resultBytes.push_back(bytes);
+      left -= bytes;
+    }
+  }
+  for (Node &reader : p.nodes) {
+    reader.reads.clear();
+    for (int i : reader.inputs) {
+      const Node &input = p.nodes[i];
+      for (int r = 0; r < static_cast<int>(input.resultBytes.size()); ++r)
+        if (coin(rng))
+          reader.reads.push_back({i, r});
+    }
+  }
+  return p;
+}
+
 } // namespace remat::plan::testing
 
 #endif // REMAT_TESTS_PLANNING_SYNTHETICGRAPHS_H

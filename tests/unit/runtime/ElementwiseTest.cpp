@@ -255,6 +255,8 @@ struct DerivativeCase {
 std::vector<DerivativeCase> derivativeCases() {
   auto sigmoid = [](double x) { return 1 / (1 + std::exp(-x)); };
   return {
+      {"relu", UnaryOp::Relu, {}, [](double x) { return x > 0 ? 1 : 0; }, -3,
+       3},
       {"leaky_relu", UnaryOp::LeakyRelu, withAlpha(0.1),
        [](double x) { return x > 0 ? 1 : 0.1; }, -3, 3},
       {"elu", UnaryOp::Elu, withAlpha(0.7),
@@ -329,6 +331,10 @@ TEST(ElementwiseTest, ActivationBackwardAtTheKinks) {
     activationBackward(op, x.view(), dy.view(), dx.view(), p);
     return values(dx);
   };
+  // Relu: 0 at 0, and where x is NaN (relu_backward passes relu's output,
+  // which is NaN exactly where the input is).
+  std::vector<double> relu = run(UnaryOp::Relu, {}, {0, -0.5, 0.5, NAN});
+  EXPECT_EQ(relu, (std::vector<double>{0, 0, 2, 0}));
   EXPECT_EQ(run(UnaryOp::LeakyRelu, withAlpha(0.25), {0}),
             (std::vector<double>{0.5}));
   EXPECT_EQ(run(UnaryOp::Elu, withAlpha(0.25), {0}), (std::vector<double>{0.5}));

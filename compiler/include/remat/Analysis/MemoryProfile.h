@@ -3,7 +3,9 @@
 // Liveness of every tensor of a straight-line function along its schedule
 // (the body order), and the resulting memory profile by category. Persistent
 // state (parameters, buffers, optimizer state, step) is allocated once and
-// updated in place, so it is counted apart from the per-step arena.
+// updated in place, so it is counted apart from the per-step arena. In the
+// arena, a result an op may write over a dying operand (InPlace.h) shares
+// that operand's buffer, as a reshape shares its input's.
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,10 +32,12 @@ enum class MemoryCategory {
 };
 const char *categoryName(MemoryCategory category);
 
-/// One arena buffer: a value (and the reshapes that alias it), live from
-/// the step that defines it to its last read. Step -1 is "before the first
-/// op" (function inputs); results returned by the function live to the end.
+/// One arena buffer: a value (and the reshapes that alias it, and the
+/// results written over it in place), live from the step that defines it to
+/// the last read of any of them. Step -1 is "before the first op" (function
+/// inputs); results returned by the function live to the end.
 struct BufferLifetime {
+  /// The value that first occupies the buffer (its root).
   mlir::Value value;
   int64_t bytes = 0;
   int begin = 0;
@@ -82,11 +86,24 @@ int64_t tensorBytes(mlir::Type type, int64_t alignment = 0);
 /// `remat.arena_offsets` on the op for a result; -1 when there is none.
 int64_t arenaOffsetOf(mlir::func::FuncOp func, mlir::Value v);
 
+/// Which in-place pairs (a result an op may write over an operand the op
+/// reads for the last time, InPlace.h) share one buffer. Function arguments
+/// (the caller's batch) are never written over.
+enum class InPlaceSharing {
+  /// Every such pair: the liveness a plan is made from.
+  Allowed,
+  /// Only the pairs the IR's arena offsets put at the same offset: the
+  /// liveness of a planned function as the runtimes will run it.
+  AsAssigned,
+};
+
 /// Computes the profile of `func`, whose arguments and results carry
 /// remat.role attributes (a @train_step built by remat-autodiff, or a
 /// @forward). Buffer sizes are rounded up to `alignment` bytes.
 MemoryProfile computeMemoryProfile(mlir::func::FuncOp func,
-                                   int64_t alignment = 256);
+                                   int64_t alignment = 256,
+                                   InPlaceSharing sharing =
+                                       InPlaceSharing::Allowed);
 
 } // namespace remat
 

@@ -14,8 +14,26 @@
 class Remat_GradOp<string mnemonic, list<Trait> traits = []>
     : Remat_Op<mnemonic, !listconcat(traits, [Pure]), Remat_CustomFlops>;
 
+// Remat_InPlaceElementwise on a backward op: its first result may be written
+// over a dying operand of its type (compiler/include/remat/Dialect/InPlace.h);
+// the CPU and CUDA kernels read each element of it before writing that
+// element of the result (reductions first where there are any).
+
+def Remat_ReluBackwardOp : Remat_GradOp<"relu_backward",
+    [Remat_InPlaceElementwise, AllTypesMatch<["output", "output_grad", "input_grad"]>]> {
+  let summary = "dx = y > 0 ? dy : 0 from relu's output y";
+  let description = [{
+    The gradient of remat.relu from its output, as PyTorch's
+    threshold_backward on the result: y > 0 exactly where x > 0, so the
+    forward's input need not be kept for it. The gradient is 0 where x <= 0
+    (at 0 too, as PyTorch) and where y is NaN.
+  }];
+  let arguments = (ins Remat_FloatTensor:$output, Remat_FloatTensor:$output_grad);
+  let results = (outs Remat_FloatTensor:$input_grad);
+}
+
 def Remat_GeluBackwardOp : Remat_GradOp<"gelu_backward",
-    [AllTypesMatch<["input", "output_grad", "input_grad"]>]> {
+    [Remat_InPlaceElementwise, AllTypesMatch<["input", "output_grad", "input_grad"]>]> {
   let summary = "dx = dy * gelu'(x)";
   let arguments = (ins Remat_FloatTensor:$input, Remat_FloatTensor:$output_grad,
                    DefaultValuedAttr<Remat_StrOneOf<["none", "tanh"]>, "\"none\"">:$approximate);
@@ -44,7 +62,8 @@ def Remat_ActivationBackwardOp : Remat_GradOp<"activation_backward",
 }
 
 class Remat_SoftmaxBackwardLikeOp<string mnemonic, string formula>
-    : Remat_GradOp<mnemonic, [AllTypesMatch<["output", "output_grad", "input_grad"]>]> {
+    : Remat_GradOp<mnemonic, [Remat_InPlaceElementwise,
+                              AllTypesMatch<["output", "output_grad", "input_grad"]>]> {
   let summary = formula;
   let arguments = (ins Remat_FloatTensor:$output, Remat_FloatTensor:$output_grad,
                    I64Attr:$axis);
@@ -82,7 +101,7 @@ def Remat_AttentionBackwardOp : Remat_GradOp<"attention_backward",
 }
 
 def Remat_LayerNormBackwardOp : Remat_GradOp<"layer_norm_backward",
-    [InferTypeOpAdaptor]> {
+    [Remat_InPlaceElementwise, InferTypeOpAdaptor]> {
   let summary = "layer_norm backward from the saved mean and 1/std";
   let description = [{
     Results: dx (input's type), and dscale, dbias with shape
@@ -97,7 +116,7 @@ def Remat_LayerNormBackwardOp : Remat_GradOp<"layer_norm_backward",
 }
 
 def Remat_BatchNormTrainingBackwardOp : Remat_GradOp<"batch_norm_training_backward",
-    [InferTypeOpAdaptor]> {
+    [Remat_InPlaceElementwise, InferTypeOpAdaptor]> {
   let summary = "batch_norm_training backward through the batch statistics";
   let arguments = (ins Remat_FloatTensor:$input, Remat_FloatTensor:$scale,
                    Remat_FloatTensor:$saved_mean, Remat_FloatTensor:$saved_inv_std,
@@ -181,7 +200,7 @@ def Remat_PadBackwardOp : Remat_GradOp<"pad_backward"> {
 
 def Remat_SoftmaxCrossEntropyLossBackwardOp
     : Remat_GradOp<"softmax_cross_entropy_loss_backward",
-                   [AllTypesMatch<["log_prob", "scores_grad"]>]> {
+                   [Remat_InPlaceElementwise, AllTypesMatch<["log_prob", "scores_grad"]>]> {
   let summary = "(softmax - onehot) scaled by weights and the reduction";
   let arguments = (ins Remat_FloatTensor:$loss_grad, Remat_FloatTensor:$log_prob,
                    Remat_IndexTensor:$labels, Optional<Remat_FloatTensor>:$weights,

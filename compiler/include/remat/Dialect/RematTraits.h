@@ -21,7 +21,12 @@ class OptimizerUpdate
 
 /// The kernel reads each element of an operand before it writes the element
 /// at the same index of a result of that shape, so such a result may be
-/// written over the operand (in-place updates of persistent state).
+/// written over the operand: in-place updates of persistent state, and in
+/// the arena the first result over an operand of its type that dies at the
+/// op (InPlace.h). Kernels with several results compute the others (batch
+/// statistics, parameter gradients) without reading an operand element
+/// after the first result's element at that index is written. Every CPU
+/// and CUDA kernel of an op with this trait keeps that promise.
 template <typename ConcreteType>
 class InPlaceElementwise
     : public mlir::OpTrait::TraitBase<ConcreteType, InPlaceElementwise> {};

@@ -11,20 +11,48 @@
 #ifndef REMAT_PLANNING_REMATPROBLEM_H
 #define REMAT_PLANNING_REMATPROBLEM_H
 
+#include "remat/Planning/StepTimeBound.h"
+
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace remat::plan {
 
-/// One op of the schedule. Its output (all results together) is one value.
+/// A result of a node: the node's index and which of its results (0 when
+/// the node's output is one value).
+struct ResultRef {
+  int node = -1;
+  int result = 0;
+  bool operator==(const ResultRef &other) const {
+    return node == other.node && result == other.result;
+  }
+};
+
+/// One op of the schedule. Its output is one value (all results together),
+/// or, where `resultBytes` is set, several values that live and die apart.
 struct Node {
   std::string name;            // for reports ("layer.3/Softmax")
   std::string opKind;          // op name for reports ("remat.softmax")
   double seconds = 0;          // estimated time to compute it once
   int64_t outputBytes = 0;     // bytes of its results while live
   std::vector<int> inputs;     // nodes it reads (indices < its own)
+  /// In-place sharing: the input results the op may overwrite with its
+  /// first result (compiler/include/remat/Dialect/InPlace.h). When the
+  /// instance of one of them it reads dies at this occurrence, the result
+  /// takes that storage, so the step holds `inPlaceBytes` less. (Next to
+  /// `inputs`: simulate() reads both for every occurrence.)
+  int64_t inPlaceBytes = 0;
+  std::vector<ResultRef> inPlaceInputs;
+  /// Several results with lifetimes of their own (a batch norm's output,
+  /// read by the next op, and its small saved statistics, read by the
+  /// backward): the bytes of each, summing to outputBytes. Empty: one value.
+  std::vector<int64_t> resultBytes;
+  /// The results this node reads of its inputs that have resultBytes; such
+  /// an input with no entry here is read whole.
+  std::vector<ResultRef> reads;
   /// Whether the op may be executed again before a later use. Backward and
   /// optimizer ops are not; forward ops are (dropout and BatchNorm are
   /// recomputable by construction: counter-based RNG, running stats as
@@ -35,6 +63,12 @@ struct Node {
   int region = -1;
 };
 
+/// The results of node `input` that `reader` reads (`input` one of
+/// reader.inputs): {0} for a single value, else those listed in
+/// reader.reads, or all of them where none is listed.
+std::vector<int> resultsRead(const std::vector<Node> &nodes,
+                             const Node &reader, int input);
+
 /// The problem: nodes in schedule order (a topological order), the bytes
 /// that are live throughout (persistent state and workspace, counted against
 /// the budget but not schedulable), and the budget.
@@ -44,14 +78,24 @@ struct RematProblem {
   std::vector<int> graphOutputs;
   int64_t fixedBytes = 0;
   int64_t budgetBytes = 0;
+  /// Parts of fixedBytes that the runtime's arena holds for only part of the
+  /// step (the batch inputs until their last read, returned results from
+  /// their op on), with the last node that reads each: -1 when it may be dead
+  /// at any step. simulate() counts them throughout, which never undercounts;
+  /// the step-time bound subtracts them where they may be dead, so that it
+  /// covers every plan whose arena fits (StepTimeBound.h).
+  std::vector<std::pair<int64_t, int>> partTimeFixedBytes;
 };
 
 /// A plan is an execution sequence: node indices in the order they run; a
 /// node listed again is recomputed. Each occurrence of a node creates an
 /// instance of its value; a node reads the latest instance of each input,
-/// which must still be live. An instance is freed right after its last read
-/// (before the node's next occurrence, if any); graph outputs stay live to
-/// the end. So the sequence alone fixes the memory profile.
+/// which must still be live. An instance (each of its results, for a node
+/// with resultBytes) is freed right after its last read (before the node's
+/// next occurrence, if any); graph outputs stay live to the end; an
+/// occurrence whose in-place input dies there (Node::inPlaceInputs) needs
+/// its inPlaceBytes only once during its step. So the sequence alone fixes
+/// the memory profile.
 struct RematPlan {
   std::vector<int> sequence;
   /// Peak bytes of the sequence (including fixedBytes), as simulated.
@@ -74,6 +118,9 @@ struct RematPlan {
   double solveSeconds = 0;
   /// For auto: the work its search spent (AutoOptions::workLimit's units).
   int64_t searchWork = 0;
+  /// The step-time bound at the problem's budget, where the strategy
+  /// computed one (auto, milp; StepTimeBound.h); unset otherwise.
+  std::optional<StepTimeBound> bound;
   std::string strategy;
 };
 

@@ -20,6 +20,7 @@
 
 #include "remat/Planning/RematProblem.h"
 
+#include <algorithm>
 #include <climits>
 #include <optional>
 #include <string>
@@ -37,11 +38,11 @@ const char *strategyName(Strategy strategy);
 struct MilpOptions {
   /// Wall-clock limit for branch and bound (`--milp-seconds`).
   double timeLimitSeconds = 10;
-  /// Above this many nodes the MILP is not built at all; the strategy
-  /// returns at once with a note ("graph too big for the MILP ..."). CBC
-  /// does not bound the time of its root LP: at 150 nodes (45k variables)
-  /// model building and the root take ~10 s on one core before the time
-  /// limit starts to bite, at 250 nodes (125k variables) ~150 s.
+  /// Up to this many nodes the MILP is Checkmate's model; above it, the
+  /// decomposition (planMilp). CBC does not bound the time of its root LP:
+  /// at 150 nodes (45k variables) model building and the root take ~10 s on
+  /// one core before the time limit starts to bite, at 250 nodes (125k
+  /// variables) ~150 s.
   int maxNodes = 150;
   /// Give CBC auto's heuristic plan (at least as good as none/all/sqrt) as
   /// a first incumbent.
@@ -53,6 +54,17 @@ struct MilpOptions {
   bool recomputeInForwardStages = true;
   /// CBC's own log level (0 = silent).
   int logLevel = 0;
+  /// The step-time bound the MILP proves its gap with (StepTimeBound.h):
+  /// more steps than auto's, and branch and bound for half the time limit.
+  StepTimeBoundOptions bound() const {
+    StepTimeBoundOptions options;
+    options.maxSteps = 32;
+    options.maxColumns = 20000;
+    options.branchMaxColumns = options.maxColumns;
+    options.branchNodes = INT_MAX;
+    options.branchSeconds = std::max(0.5, timeLimitSeconds / 2);
+    return options;
+  }
 };
 
 struct AutoOptions {
@@ -74,6 +86,21 @@ struct AutoOptions {
   /// 0 turns it off.
   int milpBelowNodes = 80;
   double milpSeconds = 3;
+  /// Seed the search with the solution of the step-time bound's relaxation
+  /// (StepTimeBound.h): `relaxedSolution` when given (StepTimeBound::absence
+  /// of a bound the caller computed), else auto computes the bound at its
+  /// budget with `bound` and returns it with the plan (RematPlan::bound).
+  bool boundHint = true;
+  StepTimeBoundOptions bound;
+  std::vector<double> relaxedSolution;
+  /// The relaxation also solved at these fractions of the budget's memory
+  /// above the fixed bytes (its LP alone), for more seeds.
+  std::vector<double> lowerHintBudgets = {0.97, 0.93};
+  /// On graphs with per-value search (perValueSearchNodes), when no plan
+  /// fits: this many more local searches, each with other perturbations and
+  /// a work limit of its own (so the memory floor, found with a 1-byte
+  /// budget, depends less on one seed).
+  unsigned restartsWhenNothingFits = 2;
   /// Seed for the perturbations of the local search. Results are
   /// deterministic, except where the MILP polish stops on milpSeconds.
   unsigned seed = 1;
@@ -96,7 +123,12 @@ RematPlan planAll(const RematProblem &problem);
 /// big graphs) and takes the fastest plan within the budget; without a
 /// budget, about sqrt(n) segments.
 RematPlan planSqrt(const RematProblem &problem);
-/// The Checkmate MILP (stage = node), solved with CBC.
+/// The Checkmate MILP (stage = node), solved with CBC, warm-started from
+/// auto's search; its gap also counts the step-time bound. Over
+/// options.maxNodes nodes, a decomposition: CBC solves the step-time bound's
+/// relaxation (StepTimeBound.h) for a bound on every plan, auto's search
+/// seeded by its solution gives the plan, and the gap between the two is
+/// the proven one.
 RematPlan planMilp(const RematProblem &problem, const MilpOptions &options = {});
 /// The default: seeds (none, all, sqrt, region and two-level families),
 /// then a local search over which values to keep, checked by simulate.
@@ -136,10 +168,18 @@ RematPlan planFromCheckpoints(const RematProblem &problem,
 /// kKeepToUse: the same, but the forward value is dropped after its first
 /// use of any kind once the forward ops are done with it (also a
 /// recomputation that reads it), and recomputed when needed again.
+/// kEachUse: like kTransient, and a value recomputed for a node's own read
+/// is dropped right after that node: recomputed again for every reader.
+///
+/// Graph outputs are kept, except with kTransient, kKeepFirst, kKeepToUse or
+/// kEachUse: then they are dropped like other values and recomputed, if
+/// missing, right after the last node of the schedule that reads one of
+/// their inputs (while those are still there), and kept to the end.
 constexpr int kNotKept = INT_MAX;
 constexpr int kTransient = INT_MAX - 1;
 constexpr int kKeepFirst = INT_MAX - 2;
 constexpr int kKeepToUse = INT_MAX - 3;
+constexpr int kEachUse = INT_MAX - 4;
 RematPlan planFromLevels(const RematProblem &problem,
                          const std::vector<int> &level, bool retainAll);
 

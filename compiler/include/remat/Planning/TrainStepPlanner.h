@@ -98,6 +98,15 @@ struct PlanReport {
   std::map<std::string, int64_t> peakArenaBytesByDType;
   bool milpProvedOptimal = false;
   double milpGap = 0;
+  /// The step-time bound at the budget (StepTimeBound.h): no plan whose
+  /// peak, counted as the planner simulates it (simulatedPeakBytes), fits
+  /// the budget is faster than this by the cost model. Unset when proven
+  /// that no plan fits.
+  std::optional<double> optimalityBoundSeconds;
+  /// estimatedStepSeconds / optimalityBoundSeconds - 1, for a plan that
+  /// fits and lies in the bound's class (its simulated peak fits too).
+  std::optional<double> optimalityGap;
+  std::string optimalityBoundNote;
   double plannerSeconds = 0;
   int numOps = 0;
   std::string infeasibleReason;

@@ -608,6 +608,13 @@ template <typename Call> void KernelBindings<Call>::bindLosses() {
 //===----------------------------------------------------------------------===//
 
 template <typename Call> void KernelBindings<Call>::bindBackward() {
+  // relu' of the output is relu' of the input (same mask): the Relu case
+  // of activationBackward, given the forward's output.
+  bind<ReluBackwardOp>([](ReluBackwardOp op, Call &c) {
+    return c.call(REMAT_KERNEL(activationBackward), rt::UnaryOp::Relu,
+                  c.operand(op.getOutput()), c.operand(op.getOutputGrad()),
+                  c.result(op.getInputGrad()), rt::UnaryParams{});
+  });
   bind<GeluBackwardOp>([](GeluBackwardOp op, Call &c) {
     return c.call(REMAT_KERNEL(geluBackward), c.operand(op.getInput()),
                   c.operand(op.getOutputGrad()), c.result(op.getInputGrad()),

@@ -177,13 +177,10 @@ LogicalResult SigmoidOp::buildGradient(OpBuilder &b, ArrayRef<Value> dys,
 LogicalResult ReluOp::buildGradient(OpBuilder &b, ArrayRef<Value> dys,
                                     ArrayRef<bool> needs,
                                     SmallVectorImpl<Value> &grads) {
-  // Gradient 0 at x == 0, as PyTorch. Keyed on the output so that the
-  // input need not stay alive for backward.
+  // Gradient 0 at x == 0, as PyTorch. One kernel keyed on the output (no
+  // mask tensor), so that the input need not stay alive for backward.
   return unaryGradient(dys, needs, grads, [&](Value dy) -> Value {
-    Location loc = getLoc();
-    Value zero = scalarConstant(b, loc, elementTypeOf(dy), 0.0);
-    Value positive = b.create<GreaterOp>(loc, getResult(), zero);
-    return b.create<WhereOp>(loc, positive, dy, zero);
+    return b.create<ReluBackwardOp>(getLoc(), dy.getType(), getResult(), dy);
   });
 }
 

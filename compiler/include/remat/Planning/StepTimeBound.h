@@ -1,0 +1,71 @@
+//===- StepTimeBound.h - A proven lower bound on the step time -*- C++ -*-===//
+//
+// How fast can any plan be at a budget? The step-time bound answers with a
+// number no plan beats, so that a plan's estimated time can be reported with
+// a certified optimality gap (estimated / bound - 1).
+//
+// The class of plans: every RematPlan sequence in which each node's first
+// run comes in schedule order (every strategy's plans, and Checkmate's), whose
+// peak as simulate() counts it is within problem.budgetBytes. The bound is
+// the optimum of a relaxation of that problem (StepTimeBound.cpp), solved by
+// CLP (its LP relaxation) and CBC (branch and bound on it).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef REMAT_PLANNING_STEPTIMEBOUND_H
+#define REMAT_PLANNING_STEPTIMEBOUND_H
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace remat::plan {
+
+struct RematProblem;
+
+struct StepTimeBoundOptions {
+  /// Schedule steps whose memory constraint may enter the relaxation: the
+  /// ones where the step without recomputation is furthest over the budget,
+  /// one per distinct set of values needed there, most loaded first. More
+  /// steps give a tighter (never looser) bound and a bigger model.
+  int maxSteps = 12;
+  /// Steps are added while the model has fewer columns than this (at least
+  /// one step): the LP's time grows with it (CLP on GPT-2 small: 5,000
+  /// columns 0.2 s, 8,000 0.3 s).
+  int maxColumns = 5000;
+  /// Branch and bound on the relaxation after its LP, in CBC nodes (0: the
+  /// LP bound alone), on models of at most branchMaxColumns columns. A node
+  /// limit keeps the bound independent of machine load; branchSeconds caps
+  /// the wall time as well (the bound is valid whenever it stops).
+  int branchNodes = 50;
+  int branchMaxColumns = 4000;
+  double branchSeconds = 0.25;
+};
+
+struct StepTimeBound {
+  /// The budget the bound is for (RematProblem::budgetBytes).
+  int64_t budgetBytes = 0;
+  /// Proven that no plan in the class fits the budget.
+  bool infeasible = false;
+  /// Every plan in the class that fits the budget takes at least this many
+  /// seconds (RematPlan::seconds: the sum of its nodes' seconds).
+  double seconds = 0;
+  /// Whether branch and bound raised the bound above the LP relaxation's.
+  bool fromBranchAndBound = false;
+  /// The relaxation's optimal (or LP) solution, per node: the largest
+  /// absence (z) of its value at any chosen step, in [0, 1]. A hint of
+  /// which values a good plan recomputes; empty when the model was not
+  /// solved.
+  std::vector<double> absence;
+  int steps = 0, columns = 0, rows = 0;
+  double solveSeconds = 0;
+  /// One line: the model's size, the LP and branch-and-bound figures.
+  std::string note;
+};
+
+StepTimeBound boundStepTime(const RematProblem &problem,
+                            const StepTimeBoundOptions &options = {});
+
+} // namespace remat::plan
+
+#endif // REMAT_PLANNING_STEPTIMEBOUND_H

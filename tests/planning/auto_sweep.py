@@ -1,0 +1,65 @@
+#!/usr/bin/env python3
+"""auto's plans over a budget sweep: step time never rises with the budget.
+
+    auto_sweep.py REMAT_OPT MODEL [remat-opt options...]
+
+Finds the model's baseline peak (`--strategy none` at 1TB) and its memory
+floor (minimum_feasible_bytes at a 1-byte budget), then plans with auto at
+the floor, at every 10% of the way to the baseline, and at the baseline.
+Checks that every plan fits, that auto's estimated step time does not rise
+as the budget grows, and that no plan is faster than the certified bound
+(optimality_gap >= 0). Prints one line per budget with the gap, and a
+summary line; exits 1 on a failed check (tests/planning/CMakeLists.txt runs
+it on every fixture).
+"""
+
+import json
+import subprocess
+import sys
+
+
+def plan(remat_opt, model, budget, strategy, extra):
+    proc = subprocess.run([remat_opt, model, "--budget", str(budget), "--strategy", strategy,
+                           "--emit=json"] + extra,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          universal_newlines=True)
+    if proc.returncode not in (0, 2):
+        sys.exit("remat-opt failed (exit %d) at budget %s, strategy %s:\n%s" %
+                 (proc.returncode, budget, strategy, proc.stderr))
+    return json.loads(proc.stdout)
+
+
+def main():
+    remat_opt, model, extra = sys.argv[1], sys.argv[2], sys.argv[3:]
+    baseline = plan(remat_opt, model, "1TB", "none", extra)["baseline_peak_bytes"]
+    floor = plan(remat_opt, model, 1, "auto", extra)["minimum_feasible_bytes"]
+    budgets = sorted({floor + (baseline - floor) * k // 10 for k in range(11)})
+    failures = []
+    previous = None
+    worst_gap = 0.0
+    for budget in budgets:
+        report = plan(remat_opt, model, budget, "auto", extra)
+        seconds = report["estimated_step_seconds"]
+        gap = report["optimality_gap"]
+        print("budget %d: %s, step %.6g s, bound %s, gap %s, planner %.2f s" %
+              (budget, "fits" if report["feasible"] else "DOES NOT FIT", seconds,
+               report["optimality_bound_seconds"],
+               "none" if gap is None else "%.2f%%" % (100 * gap), report["planner_seconds"]))
+        if not report["feasible"]:
+            failures.append("budget %d does not fit" % budget)
+            continue
+        if gap is None or gap < -1e-9:
+            failures.append("budget %d: gap %s (the plan beats its bound)" % (budget, gap))
+        else:
+            worst_gap = max(worst_gap, gap)
+        if previous is not None and seconds > previous[1] * (1 + 1e-12):
+            failures.append("step time rises from %.9g s at %d to %.9g s at %d" %
+                            (previous[1], previous[0], seconds, budget))
+        previous = (budget, seconds)
+    print("%d budgets, step time non-increasing, worst gap %.2f%%: %s" %
+          (len(budgets), 100 * worst_gap, "ok" if not failures else "; ".join(failures)))
+    sys.exit(0 if not failures else 1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,193 @@
+//===- StepTimeBoundTest.cpp - The proven lower bound on the step time ----===//
+//
+// The bound must never exceed the time of a plan that fits: checked against
+// random plans of every shape the class allows (recomputations anywhere,
+// in any order), against every strategy, and against the MILP's proven
+// optimum, which it should also come close to.
+//
+//===----------------------------------------------------------------------===//
+
+#include "SyntheticGraphs.h"
+
+#include "remat/Planning/StepTimeBound.h"
+#include "remat/Planning/Strategies.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+
+using namespace remat::plan;
+using namespace remat::plan::testing;
+
+namespace {
+
+/// A random plan in the bound's class: every node once in schedule order,
+/// and before each node some recomputations of already computed recomputable
+/// nodes: its own inputs (which shortens the earlier instances' lives) or any
+/// earlier node, in random order.
+RematPlan randomPlan(const RematProblem &p, std::mt19937 &rng,
+                     double recomputeInput, double recomputeAny) {
+  std::uniform_real_distribution<double> coin(0, 1);
+  RematPlan plan;
+  for (int t = 0; t < static_cast<int>(p.nodes.size()); ++t) {
+    std::vector<int> extra;
+    for (int u : p.nodes[t].inputs)
+      if (p.nodes[u].recomputable && coin(rng) < recomputeInput)
+        extra.push_back(u);
+    if (t > 0 && coin(rng) < recomputeAny) {
+      int u = std::uniform_int_distribution<int>(0, t - 1)(rng);
+      if (p.nodes[u].recomputable)
+        extra.push_back(u);
+    }
+    std::shuffle(extra.begin(), extra.end(), rng);
+    for (int u : extra)
+      plan.sequence.push_back(u);
+    plan.sequence.push_back(t);
+  }
+  std::string error;
+  EXPECT_TRUE(simulate(p, plan, error)) << error;
+  return plan;
+}
+
+/// A plan from the checkpoint builder with random modes per value.
+RematPlan randomLevelsPlan(const RematProblem &p, std::mt19937 &rng) {
+  const int modes[] = {0, 1, kNotKept, kTransient, kKeepFirst, kKeepToUse};
+  std::vector<int> level(p.nodes.size());
+  for (int &l : level)
+    l = modes[std::uniform_int_distribution<int>(0, 5)(rng)];
+  return planFromLevels(p, level, std::uniform_int_distribution<int>(0, 1)(rng));
+}
+
+std::vector<std::pair<std::string, RematProblem>> graphs(unsigned seed) {
+  std::mt19937 rng(seed);
+  std::vector<std::pair<std::string, RematProblem>> out;
+  out.push_back({"chain12", makeTraining(chainOps(12, &rng))});
+  out.push_back({"diamond4", makeTraining(diamondOps(4, rng))});
+  out.push_back({"transformer2", makeTraining(transformerOps(2, 1, 4, 0.5, &rng))});
+  out.push_back({"random40", randomDag(40, rng)});
+  out.push_back({"random25", randomDag(25, rng, 0.9)});
+  out.push_back({"diamond4-results", withResults(makeTraining(diamondOps(4, rng)), rng)});
+  out.push_back({"random40-results", withResults(randomDag(40, rng), rng)});
+  return out;
+}
+
+/// The bound at the plan's own peak: the plan fits, so it can be no faster
+/// than the bound.
+void expectBoundBelow(const RematProblem &graph, const RematPlan &plan,
+                      const std::string &what) {
+  RematProblem p = graph;
+  p.budgetBytes = plan.peakBytes;
+  StepTimeBound bound = boundStepTime(p);
+  ASSERT_FALSE(bound.infeasible) << what << ": " << bound.note;
+  EXPECT_LE(bound.seconds, plan.seconds * (1 + 1e-9))
+      << what << " at budget " << p.budgetBytes << ": " << bound.note;
+}
+
+} // namespace
+
+TEST(StepTimeBound, NeverAboveARandomPlanThatFits) {
+  int plans = 0;
+  for (unsigned seed = 0; seed < 6; ++seed)
+    for (const auto &[name, p] : graphs(seed)) {
+      std::mt19937 rng(1000 + seed);
+      for (int i = 0; i < 8; ++i) {
+        expectBoundBelow(p, randomPlan(p, rng, 0.3, 0.2),
+                         name + " random plan " + std::to_string(i));
+        expectBoundBelow(p, randomPlan(p, rng, 0.8, 0.0),
+                         name + " eager plan " + std::to_string(i));
+        expectBoundBelow(p, randomLevelsPlan(p, rng),
+                         name + " random levels " + std::to_string(i));
+        plans += 3;
+      }
+    }
+  std::printf("%d random plans, none faster than the bound at its peak\n",
+              plans);
+}
+
+TEST(StepTimeBound, NeverAboveAnyStrategyAndCloseToTheProvenOptimum) {
+  int compared = 0, exact = 0;
+  double worst = 1;
+  for (const auto &[name, graph] : graphs(42)) {
+    RematProblem p = graph;
+    const int64_t hi = planNone(p).peakBytes;
+    RematProblem floorProblem = p;
+    floorProblem.budgetBytes = 1;
+    const int64_t lo = planSqrt(floorProblem).peakBytes;
+    int64_t previous = -1;
+    for (double f : {0.0, 0.25, 0.5, 0.75, 1.0}) {
+      p.budgetBytes = lo + static_cast<int64_t>(f * (hi - lo));
+      if (p.budgetBytes == previous)
+        continue;
+      previous = p.budgetBytes;
+      StepTimeBound bound = boundStepTime(p);
+      ASSERT_FALSE(bound.infeasible) << name << ": " << bound.note;
+      MilpOptions milpOptions;
+      milpOptions.timeLimitSeconds = 30;
+      AutoOptions heuristic;
+      heuristic.milpBelowNodes = 0;
+      for (const RematPlan &plan :
+           {planNone(p), planAll(p), planSqrt(p), planAuto(p, heuristic),
+            planMilp(p, milpOptions)}) {
+        if (plan.fitsBudget) {
+          EXPECT_LE(bound.seconds, plan.seconds * (1 + 1e-9))
+              << name << " budget " << p.budgetBytes << " vs "
+              << plan.strategy << ": " << bound.note;
+        }
+        if (plan.strategy == "milp" && plan.provedOptimal && plan.fitsBudget) {
+          ++compared;
+          const double ratio = plan.seconds / bound.seconds;
+          exact += ratio <= 1 + 1e-6;
+          worst = std::max(worst, ratio);
+          std::printf("  %-13s budget %5lld: optimum %.4f s, bound %.4f s "
+                      "(optimum / bound %.4f)\n",
+                      name.c_str(), static_cast<long long>(p.budgetBytes),
+                      plan.seconds, bound.seconds, ratio);
+        }
+      }
+    }
+  }
+  std::printf("bound vs the proven optimum: %d comparisons, %d exact, worst "
+              "optimum / bound %.4f\n",
+              compared, exact, worst);
+  EXPECT_GT(compared, 10);
+}
+
+TEST(StepTimeBound, ProvesInfeasibilityOnlyWhenNothingFits) {
+  // Backward values cannot be recomputed: a budget below the bytes the
+  // no-recomputation schedule holds of them at some step is infeasible.
+  RematProblem p = makeTraining(chainOps(8));
+  p.fixedBytes = 10;
+  p.budgetBytes = 9;
+  EXPECT_TRUE(boundStepTime(p).infeasible);
+  // The lowest peak sqrt reaches is feasible, and so is everything above.
+  p.budgetBytes = 1;
+  const int64_t lowest = planSqrt(p).peakBytes;
+  for (int64_t budget = lowest; budget < lowest + 20; ++budget) {
+    p.budgetBytes = budget;
+    EXPECT_FALSE(boundStepTime(p).infeasible) << budget;
+  }
+  // No budget, or one the schedule meets: the schedule's own time.
+  p.budgetBytes = 0;
+  EXPECT_DOUBLE_EQ(boundStepTime(p).seconds, baseSeconds(p));
+  p.budgetBytes = planNone(p).peakBytes;
+  EXPECT_DOUBLE_EQ(boundStepTime(p).seconds, baseSeconds(p));
+}
+
+TEST(StepTimeBound, MoreStepsNeverLoosen) {
+  for (const auto &[name, graph] : graphs(7)) {
+    RematProblem p = graph;
+    RematProblem floorProblem = p;
+    floorProblem.budgetBytes = 1;
+    p.budgetBytes = planSqrt(floorProblem).peakBytes;
+    double previous = 0;
+    for (int steps : {1, 2, 4, 8, 16, 64}) {
+      StepTimeBoundOptions options;
+      options.maxSteps = steps;
+      options.branchNodes = 0; // the LP alone is monotone in the steps
+      StepTimeBound bound = boundStepTime(p, options);
+      EXPECT_GE(bound.seconds, previous * (1 - 1e-9)) << name << " " << steps;
+      previous = bound.seconds;
+    }
+  }
+}
