@@ -58,7 +58,7 @@ void activationBackwardFloat(UnaryOp op, const TensorView &x,
   const C upper = static_cast<C>(params.upper);
   switch (op) {
   case UnaryOp::Relu:
-    return backwardLoop<T>(x, dy, dx, [](T v, T g) { return v > 0 ? g : T(0); });
+    return backwardLoop<T>(x, dy, dx, [](C v, C g) { return v > 0 ? g : C(0); });
   case UnaryOp::LeakyRelu:
     return backwardLoop<T>(x, dy, dx,
                            [=](C v, C g) { return v > 0 ? g : g * alpha; });

@@ -116,10 +116,16 @@ struct MilpModel : MipModel {
   std::vector<std::vector<int>> U;
   // freeAt[t][j]: indices into `frees` of frees after stageNodes[t][j].
   std::vector<std::vector<std::vector<int>>> freeAt;
+  // deadAfterStage[t]: the slots that stage t's own node reads or makes
+  // and that are never live in stage t + 1 (freed after it, no column).
+  std::vector<std::vector<int>> deadAfterStage;
   // Z[t][j]: 1 when stageNodes[t][j] writes its result over an in-place
   // input freed right after it (Node::inPlaceInputs), which takes its
   // inPlaceBytes off U[t][j]; -1 where it cannot.
   std::vector<std::vector<int>> Z;
+  // zFree[t][j]: Z[t][j] needs no free column, its input being dead after
+  // the stage's own node anyway.
+  std::vector<std::vector<char>> zFree;
   double byteScale = 1, timeScale = 1, memLimit = 0;
 };
 
@@ -211,6 +217,7 @@ MilpModel buildModel(const RematProblem &problem, const ForwardInfo &info,
   };
 
   // Frees: a slot read by k (or one of k's own) may be freed right after k.
+  m.deadAfterStage.assign(n, {});
   m.freeAt.assign(n, {});
   for (int t = 0; t < n; ++t) {
     const auto &stage = m.stageNodes[t];
@@ -233,11 +240,19 @@ MilpModel buildModel(const RematProblem &problem, const ForwardInfo &info,
             break;
           }
         }
-        if (forbidden)
+        // Freeing a result of no bytes (persistent) changes nothing.
+        if (forbidden || sl.bytes[s] == 0)
           continue;
         int sNext = Sc(t + 1, s);
         if (sNext >= 0 && m.colLower[sNext] >= 1)
           continue;
+        // After the stage's own node, a result not kept for the next stage
+        // is dead whatever the solution: no column (it would have no row,
+        // and an empty column tied only to Z crashes CLP's presolve).
+        if (k == t && sNext < 0) {
+          m.deadAfterStage[t].push_back(s);
+          continue;
+        }
         int col = m.addColumn(0, 1, 0, false,
                               "F_" + std::to_string(t) + "_" +
                                   std::to_string(s) + "_" +
@@ -255,8 +270,10 @@ MilpModel buildModel(const RematProblem &problem, const ForwardInfo &info,
                                    "U_" + std::to_string(t) + "_" +
                                        std::to_string(m.stageNodes[t][j])));
 
-  // In-place writes: Z[t][j] <= the frees after k of its in-place inputs.
+  // In-place writes: Z[t][j] <= the frees after k of its in-place inputs
+  // (no row where one of them is dead after the stage's own node anyway).
   m.Z.assign(n, {});
+  m.zFree.assign(n, {});
   for (int t = 0; t < n; ++t)
     for (size_t j = 0; j < m.stageNodes[t].size(); ++j) {
       const int k = m.stageNodes[t][j];
@@ -270,14 +287,25 @@ MilpModel buildModel(const RematProblem &problem, const ForwardInfo &info,
             break;
           }
       }
+      bool inputDead = false;
+      if (k == t)
+        for (ResultRef input : nodes[k].inPlaceInputs) {
+          const int slot = sl.first[input.node] + input.result;
+          const auto &dead = m.deadAfterStage[t];
+          if (input.node != k &&
+              std::find(dead.begin(), dead.end(), slot) != dead.end())
+            inputDead = true;
+        }
       int z = -1;
-      if (nodes[k].inPlaceBytes > 0 && !terms.empty()) {
+      if (nodes[k].inPlaceBytes > 0 && (inputDead || !terms.empty())) {
         z = m.addColumn(0, 1, 0, false,
                         "Z_" + std::to_string(t) + "_" + std::to_string(k));
         terms.push_back({z, 1});
-        m.addRow(terms, -inf, 0);
+        if (!inputDead)
+          m.addRow(terms, -inf, 0);
       }
       m.Z[t].push_back(z);
+      m.zFree[t].push_back(z >= 0 && inputDead);
     }
   auto inPlace = [&](int t, size_t j) {
     const int k = m.stageNodes[t][j];
@@ -493,6 +521,8 @@ std::vector<double> warmColumns(const RematProblem &problem,
       if (m.Z[t][j] < 0)
         continue;
       const int k = m.stageNodes[t][j];
+      if (m.zFree[t][j])
+        x[m.Z[t][j]] = 1;
       for (int fi : m.freeAt[t][j])
         for (ResultRef input : nodes[k].inPlaceInputs)
           if (input.node != k &&

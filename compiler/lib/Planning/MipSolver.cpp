@@ -7,6 +7,7 @@
 #include "CoinPackedMatrix.hpp"
 #include "OsiClpSolverInterface.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -29,8 +30,26 @@ int MipModel::addColumn(double lo, double hi, double obj, bool isInt,
 void MipModel::addRow(const std::vector<std::pair<int, double>> &terms,
                       double lo, double hi) {
   int row = static_cast<int>(rowLower.size());
-  for (auto [c, v] : terms) {
-    if (c < 0)
+  // One entry per column: a column named twice (a multi-result value's
+  // absence, counted once per result) gets the sum of its coefficients.
+  // CoinPackedMatrix expects at most one entry per row and column.
+  std::vector<std::pair<int, double>> merged;
+  merged.reserve(terms.size());
+  for (auto [c, v] : terms)
+    if (c >= 0)
+      merged.push_back({c, v});
+  std::sort(merged.begin(), merged.end(),
+            [](const auto &a, const auto &b) { return a.first < b.first; });
+  size_t out = 0;
+  for (size_t i = 0; i < merged.size(); ++i) {
+    if (out > 0 && merged[out - 1].first == merged[i].first)
+      merged[out - 1].second += merged[i].second;
+    else
+      merged[out++] = merged[i];
+  }
+  merged.resize(out);
+  for (auto [c, v] : merged) {
+    if (v == 0)
       continue;
     tripletRow.push_back(row);
     tripletCol.push_back(c);
@@ -58,6 +77,11 @@ void load(const MipModel &model, OsiClpSolverInterface &solver,
       solver.setInteger(c);
     solver.setColName(c, model.names[c]);
   }
+  // Rows are named too: with column names but none for rows, CLP's
+  // presolve inside CBC read past the row-name array and crashed
+  // (ClpPresolve::gutsOfPresolvedModel, seen on the CNN's MILP at 450 KB).
+  for (int r = 0; r < model.numRows(); ++r)
+    solver.setRowName(r, "row" + std::to_string(r));
   solver.messageHandler()->setLogLevel(0);
   solver.setHintParam(OsiDoReducePrint, true, OsiHintTry);
 }

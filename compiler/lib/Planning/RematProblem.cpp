@@ -45,8 +45,9 @@ bool simulate(const RematProblem &problem, RematPlan &plan,
                                  : "'" + nodes[v].name + "'";
   };
   auto refName = [&](ResultRef ref) {
-    return "result " + std::to_string(ref.result) + " of node " +
-           std::to_string(ref.node);
+    return "result " + std::to_string(ref.result) + " of " +
+           (ref.node >= 0 && ref.node < n ? nodeName(ref.node)
+                                          : "node #" + std::to_string(ref.node));
   };
   // The values of each node: its results where it lists them, else one.
   // This is the planners' inner loop, so the common case stays cheap: the

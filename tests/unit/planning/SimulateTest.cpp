@@ -183,7 +183,7 @@ TEST(Simulate, ResultsOfOneNodeLiveApart) {
   bad.sequence = {0, 1, 2, 3};
   std::string why;
   EXPECT_FALSE(simulate(p, bad, why));
-  EXPECT_NE(why.find("node 'r' may write over result 1 of node 1, which it "
+  EXPECT_NE(why.find("node 'r' may write over result 1 of 'bn', which it "
                      "does not read"),
             std::string::npos)
       << why;
@@ -194,7 +194,7 @@ TEST(Simulate, ResultsOfOneNodeLiveApart) {
   plan.sequence = {0, 1, 2, 3};
   std::string error;
   EXPECT_FALSE(simulate(p, plan, error));
-  EXPECT_NE(error.find("node 'g' reads result 2 of node 1, which has 2 results"),
+  EXPECT_NE(error.find("node 'g' reads result 2 of 'bn', which has 2 results"),
             std::string::npos)
       << error;
 }
@@ -207,7 +207,7 @@ TEST(Simulate, RejectsAnInPlaceInputThatIsNotAnInput) {
   plan.sequence = {0, 1, 2};
   std::string error;
   EXPECT_FALSE(simulate(p, plan, error));
-  EXPECT_NE(error.find("node 'c' may write over result 0 of node 0, which it "
+  EXPECT_NE(error.find("node 'c' may write over result 0 of 'a', which it "
                        "does not read"),
             std::string::npos)
       << error;
