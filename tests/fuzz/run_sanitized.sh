@@ -19,6 +19,7 @@ cmake -G Ninja -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 mapfile -t unit_tests < "$build/unit-test-binaries.txt"
 ninja -C "$build" "${unit_tests[@]}" importer-fuzzer remat-opt remat-run
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+export LSAN_OPTIONS="suppressions=$src/tests/fuzz/lsan.supp:print_suppressions=0"
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 # Left out here only: the strategies' search-quality comparisons and their
 # printed budget table, minutes each under ASan on 2 busy cores
