@@ -54,7 +54,7 @@ PROGRAMS=(
   "gpt2_small-50pct|tests/fixtures/scale/gpt2_small|5.30GB|auto|adam|1e-4|h100|no"
   # Mixed precision (--precision): the same models in bf16, fp16 with
   # dynamic loss scaling, and GPT-2 small in bf16 at its baseline (8.04 GB)
-  # and at the fp32 program's 5.30 GB (its bf16 floor is 4.96 GB), for the
+  # and at the fp32 program's 5.30 GB (its bf16 floor is 4.86 GB), for the
   # step time against PyTorch's bf16 autocast (torch_baseline.py).
   "gpt2_tiny-bf16-baseline|tests/fixtures/gpt2_tiny|1GB|none|adam|1e-3|cpu|yes|bf16"
   "gpt2_tiny-bf16-13MB|tests/fixtures/gpt2_tiny|13MB|auto|adam|1e-3|cpu|yes|bf16"
