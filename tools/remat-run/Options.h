@@ -34,6 +34,11 @@ struct TrainOptions {
   /// --check-params leaves out elements whose gradient in --check-grads's
   /// directory is below this in magnitude (see GradientMask); 0: none.
   double skipGradBelow = 0;
+  /// --zero-gradient NAME: gradients that are zero in exact arithmetic
+  /// (an attention key bias, a bias right before a BatchNorm), whose
+  /// reference is rounding noise: --check-grads measures them against the
+  /// largest reference gradient of all instead of their own.
+  std::vector<std::string> zeroGradients;
   std::optional<double> maxFinalLoss;
   /// --check-exact: the --check-* comparisons require identical bytes.
   bool checkExact = false;

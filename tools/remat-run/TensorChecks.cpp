@@ -119,6 +119,20 @@ bool checkTensors(const std::string &what, const std::string &dir,
                       (fs::path(dir) / (name + ".pb")).string() + "' names '" +
                       name + "', which the model has no " + what + " of");
 
+  // The scale of --zero-gradient tensors: the largest reference of all.
+  double largestRef = 0;
+  if (!mask.exactZero.empty())
+    for (const std::string &name : names) {
+      rt::Tensor ref = readNamed(dir, name);
+      for (int64_t i = 0, n = ref.numel(); i < n; ++i)
+        largestRef = std::max(largestRef,
+                              std::fabs(elementAsDouble(ref.view(), i)));
+    }
+  for (const std::string &name : mask.exactZero)
+    if (!tensors.count(name))
+      throw ToolError("--zero-gradient: the model has no " + what + " '" +
+                      name + "'");
+
   bool pass = true;
   int64_t totalSkipped = 0;
   double worst = -1;
@@ -144,7 +158,9 @@ bool checkTensors(const std::string &what, const std::string &dir,
       worstName = name;
       continue;
     }
-    const double rel = c.relative();
+    const bool exactZero = mask.exactZero.count(name) > 0;
+    const double rel = exactZero && largestRef > 0 ? c.maxDiff / largestRef
+                                                   : c.relative();
     if (exact) {
       int64_t first = -1;
       const int64_t differing = differingElements(got, ref.view(), first);
@@ -168,13 +184,18 @@ bool checkTensors(const std::string &what, const std::string &dir,
       }
       continue;
     }
-    const bool ok = !std::isnan(c.maxDiff) && c.maxDiff <= tolerance * c.maxRef;
+    const double scale = exactZero ? largestRef : c.maxRef;
+    const bool ok = !std::isnan(c.maxDiff) && c.maxDiff <= tolerance * scale;
     if (!ok)
       pass = false;
     if (verbose || !ok)
       std::cout << (ok ? "  " : "FAIL ") << what << " '" << name
                 << "': max|a-b| = " << formatNumber(c.maxDiff)
                 << ", max|ref| = " << formatNumber(c.maxRef)
+                << (exactZero ? " (zero in exact arithmetic: against the "
+                                "largest reference, " +
+                                    formatNumber(largestRef) + ")"
+                              : std::string())
                 << ", relative " << formatNumber(rel)
                 << (ok ? "" : " > tolerance " + formatNumber(tolerance))
                 << (c.skipped ? ", " + std::to_string(c.skipped) +

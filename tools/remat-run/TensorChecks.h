@@ -15,6 +15,7 @@
 #include "remat/runtime/TensorDump.h"
 
 #include <map>
+#include <set>
 #include <string>
 
 namespace remat::run {
@@ -30,6 +31,10 @@ using NamedTensors = rt::NamedTensors;
 struct GradientMask {
   const std::map<std::string, rt::Tensor> *referenceGradients = nullptr;
   double below = 0;
+  /// Tensors whose reference is zero in exact arithmetic (rounding noise):
+  /// they pass iff max|a-b| <= tolerance * the largest max|ref| among all
+  /// the directory's tensors.
+  std::set<std::string> exactZero;
 };
 
 /// Writing DIR/<name>.pb is rt::dumpTensors (runtime/io), shared with the

@@ -358,9 +358,13 @@ int runTraining(MLIRContext &context, const Options &options) {
   }
 
   bool pass = true;
-  if (!train.checkGrads.empty())
+  if (!train.checkGrads.empty()) {
+    GradientMask zeroGradients;
+    zeroGradients.exactZero.insert(train.zeroGradients.begin(),
+                                   train.zeroGradients.end());
     pass &= checkTensors("grads", train.checkGrads, grads, train.tolerance,
-                         options.verbose, {}, train.checkExact);
+                         options.verbose, zeroGradients, train.checkExact);
+  }
   if (!train.checkParams.empty()) {
     std::map<std::string, rt::Tensor> referenceGradients;
     GradientMask mask;

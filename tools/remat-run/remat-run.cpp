@@ -131,6 +131,10 @@ const char *const kUsage =
     "                       gradient (--check-grads DIR) is below G in\n"
     "                       magnitude: Adam's first step turns the rounding\n"
     "                       of a gradient near eps into an O(lr) update\n"
+    "  --zero-gradient NAME a gradient that is zero in exact arithmetic (its\n"
+    "                       reference is rounding noise): --check-grads\n"
+    "                       compares it with tolerance * the largest\n"
+    "                       reference gradient of all; repeatable\n"
     "  --max-final-loss V   fail if the last step's loss is above V\n"
     "  --check-exact        the --check-* comparisons require identical\n"
     "                       bytes (tolerance and masks do not apply)\n"
@@ -192,7 +196,7 @@ std::optional<Options> parseCommandLine(int argc, char **argv) {
       "--skip-grad-below", "--check-exact", "--budget", "--strategy",
       "--target", "--milp-seconds", "--workspace", "--check-arena",
       "--precision", "--loss-scale", "--growth-interval",
-      "--init-loss-scale"};
+      "--init-loss-scale", "--zero-gradient"};
   static const std::set<std::string> forwardOnly = {"--outputs", "--expect",
                                                     "--rtol", "--atol",
                                                     "--step"};
@@ -256,7 +260,7 @@ std::optional<Options> parseCommandLine(int argc, char **argv) {
         "--check-buffers", "--tolerance",   "--max-final-loss",
         "--skip-grad-below", "--budget",    "--strategy",      "--target",
         "--milp-seconds", "--workspace",    "--precision",     "--loss-scale",
-        "--growth-interval", "--init-loss-scale"};
+        "--growth-interval", "--init-loss-scale", "--zero-gradient"};
     if (!valued.count(flag))
       throw ToolError("unknown option '" + arg + "' (see --help)");
     if (!hasValue) {
@@ -327,6 +331,8 @@ std::optional<Options> parseCommandLine(int argc, char **argv) {
       train.tolerance = parseDouble(flag, value);
     else if (flag == "--skip-grad-below")
       train.skipGradBelow = parseDouble(flag, value);
+    else if (flag == "--zero-gradient")
+      train.zeroGradients.push_back(value);
     else if (flag == "--max-final-loss")
       train.maxFinalLoss = parseDouble(flag, value, /*allowNegative=*/true);
     else if (flag == "--budget")
@@ -398,6 +404,8 @@ std::optional<Options> parseCommandLine(int argc, char **argv) {
         if (trainFlagsGiven.count(flag))
           throw ToolError(std::string(flag) + " needs --budget");
     }
+    if (trainFlagsGiven.count("--zero-gradient") && train.checkGrads.empty())
+      throw ToolError("--zero-gradient needs --check-grads");
     if (trainFlagsGiven.count("--skip-grad-below") &&
         (train.checkGrads.empty() || train.checkParams.empty()))
       throw ToolError("--skip-grad-below needs --check-grads (the reference "
