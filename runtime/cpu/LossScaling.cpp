@@ -14,6 +14,8 @@
 
 #include "DTypeDispatch.h"
 
+#include "common/LossScaleUpdate.h"
+
 #include <cmath>
 
 namespace remat::rt {
@@ -40,29 +42,13 @@ void lossScaleUpdate(const TensorView &scale, const TensorView &growthTracker,
                      const TensorView &newGrowthTracker, double growthFactor,
                      double backoffFactor, int64_t growthInterval) {
   const char *kernel = "lossScaleUpdate";
-  requireScalar(scale, DType::F32, kernel, "scale");
-  requireScalar(newScale, DType::F32, kernel, "newScale");
-  requireScalar(growthTracker, DType::I32, kernel, "growthTracker");
-  requireScalar(newGrowthTracker, DType::I32, kernel, "newGrowthTracker");
-  requireScalar(foundInf, DType::Bool, kernel, "foundInf");
-  require(growthInterval >= 1, kernel, "growthInterval must be >= 1");
+  common::checkLossScaleUpdate(kernel, scale, growthTracker, foundInf, newScale,
+                               newGrowthTracker, growthInterval);
   float current = scale.as<const float>()[0];
   int32_t tracker = growthTracker.as<const int32_t>()[0];
-  if (foundInf.as<const uint8_t>()[0] != 0) {
-    current = current * static_cast<float>(backoffFactor);
-    tracker = 0;
-  } else {
-    const int64_t successful = static_cast<int64_t>(tracker) + 1;
-    if (successful == growthInterval) {
-      const float grown = current * static_cast<float>(growthFactor);
-      // The scale never grows past fp32's range to inf.
-      if (std::isfinite(grown))
-        current = grown;
-      tracker = 0;
-    } else {
-      tracker = static_cast<int32_t>(successful);
-    }
-  }
+  common::updateLossScale(current, tracker,
+                          foundInf.as<const uint8_t>()[0] != 0, growthFactor,
+                          backoffFactor, growthInterval);
   newScale.as<float>()[0] = current;
   newGrowthTracker.as<int32_t>()[0] = tracker;
 }

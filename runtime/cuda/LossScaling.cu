@@ -12,6 +12,7 @@
 #include "Common.cuh"
 
 #include "common/FloatStorage.h"
+#include "common/LossScaleUpdate.h"
 
 namespace remat::rt::cuda {
 using namespace detail;
@@ -53,20 +54,8 @@ __global__ void lossScaleUpdateKernel(const float *scale,
                                       int64_t growthInterval) {
   float current = *scale;
   int32_t count = *tracker;
-  if (*foundInf) {
-    current = current * static_cast<float>(backoffFactor);
-    count = 0;
-  } else {
-    const int64_t successful = static_cast<int64_t>(count) + 1;
-    if (successful == growthInterval) {
-      const float grown = current * static_cast<float>(growthFactor);
-      if (isfinite(grown)) // never grow past fp32's range to inf
-        current = grown;
-      count = 0;
-    } else {
-      count = static_cast<int32_t>(successful);
-    }
-  }
+  updateLossScale(current, count, *foundInf != 0, growthFactor, backoffFactor,
+                  growthInterval);
   *newScale = current;
   *newTracker = count;
 }
@@ -99,12 +88,8 @@ void lossScaleUpdate(const TensorView &scale, const TensorView &growthTracker,
                      const TensorView &newGrowthTracker, double growthFactor,
                      double backoffFactor, int64_t growthInterval) {
   const char *kernel = "lossScaleUpdate";
-  requireScalar(scale, DType::F32, kernel, "scale");
-  requireScalar(newScale, DType::F32, kernel, "newScale");
-  requireScalar(growthTracker, DType::I32, kernel, "growthTracker");
-  requireScalar(newGrowthTracker, DType::I32, kernel, "newGrowthTracker");
-  requireScalar(foundInf, DType::Bool, kernel, "foundInf");
-  require(growthInterval >= 1, kernel, "growthInterval must be >= 1");
+  checkLossScaleUpdate(kernel, scale, growthTracker, foundInf, newScale,
+                       newGrowthTracker, growthInterval);
   Context &ctx = context(kernel);
   lossScaleUpdateKernel<<<1, 1, 0, ctx.stream>>>(
       scale.as<const float>(), growthTracker.as<const int32_t>(),
