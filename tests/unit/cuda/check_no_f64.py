@@ -58,14 +58,6 @@ COORDINATE_F64 = {
 }
 
 
-def kernel_base_name(demangled):
-    """`resizeLinearKernel` of `void ns::(anonymous namespace)::
-    resizeLinearKernel<float>(float const*, ...)`."""
-    name = demangled.replace("(anonymous namespace)", "")
-    name = name.split("(", 1)[0].split("<", 1)[0]
-    return name.split("::")[-1].split()[-1]
-
-
 def f64_instructions(body):
     """The f64 arithmetic instructions among PTX instruction lines."""
     found = []
@@ -122,8 +114,9 @@ def main():
         if kb.is_f64_instantiation(demangled):
             f64_kernels += 1
             continue
-        if kernel_base_name(demangled) in COORDINATE_F64:
-            coordinate_exempt.add(kernel_base_name(demangled))
+        base = kb.kernel_base_name(demangled)
+        if base in COORDINATE_F64:
+            coordinate_exempt.add(base)
             continue
         checked += 1
         for arch, instructions in sorted(kernels[mangled].items()):
