@@ -120,14 +120,16 @@ bool checkTensors(const std::string &what, const std::string &dir,
                       name + "', which the model has no " + what + " of");
 
   // The scale of --zero-gradient tensors: the largest reference of all.
+  // The references are then read once, up front.
   double largestRef = 0;
-  if (!mask.exactZero.empty())
-    for (const std::string &name : names) {
-      rt::Tensor ref = readNamed(dir, name);
+  std::map<std::string, rt::Tensor> references;
+  if (!mask.exactZero.empty()) {
+    references = readTensorDirectory(dir);
+    for (const auto &[name, ref] : references)
       for (int64_t i = 0, n = ref.numel(); i < n; ++i)
         largestRef = std::max(largestRef,
                               std::fabs(elementAsDouble(ref.view(), i)));
-    }
+  }
   for (const std::string &name : mask.exactZero)
     if (!tensors.count(name))
       throw ToolError("--zero-gradient: the model has no " + what + " '" +
@@ -138,7 +140,9 @@ bool checkTensors(const std::string &what, const std::string &dir,
   double worst = -1;
   std::string worstName;
   for (const std::string &name : names) {
-    rt::Tensor ref = readNamed(dir, name);
+    auto preread = references.find(name);
+    rt::Tensor ref = preread != references.end() ? std::move(preread->second)
+                                                 : readNamed(dir, name);
     const rt::TensorView &got = *tensors.at(name);
     const rt::TensorView *maskGradient = nullptr;
     if (mask.referenceGradients) {
