@@ -13,26 +13,14 @@ summary line; exits 1 on a failed check (tests/planning/CMakeLists.txt runs
 it on every fixture).
 """
 
-import json
-import subprocess
 import sys
 
-
-def plan(remat_opt, model, budget, strategy, extra):
-    proc = subprocess.run([remat_opt, model, "--budget", str(budget), "--strategy", strategy,
-                           "--emit=json"] + extra,
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          universal_newlines=True)
-    if proc.returncode not in (0, 2):
-        sys.exit("remat-opt failed (exit %d) at budget %s, strategy %s:\n%s" %
-                 (proc.returncode, budget, strategy, proc.stderr))
-    return json.loads(proc.stdout)
+from plan_report import baseline_and_floor, plan
 
 
 def main():
     remat_opt, model, extra = sys.argv[1], sys.argv[2], sys.argv[3:]
-    baseline = plan(remat_opt, model, "1TB", "none", extra)["baseline_peak_bytes"]
-    floor = plan(remat_opt, model, 1, "auto", extra)["minimum_feasible_bytes"]
+    baseline, floor = baseline_and_floor(remat_opt, model, extra)
     budgets = sorted({floor + (baseline - floor) * k // 10 for k in range(11)})
     failures = []
     previous = None

@@ -11,26 +11,18 @@ fits. Prints one line per plan (with the ratio) and a summary line for
 FileCheck; exits 1 when a plan misses.
 """
 
-import json
-import subprocess
+import os
 import sys
 
-
-def plan(remat_opt, model, budget, strategy, extra):
-    proc = subprocess.run([remat_opt, model, "--budget", str(budget), "--strategy", strategy,
-                           "--emit=json"] + extra,
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          universal_newlines=True)
-    if proc.returncode not in (0, 2):
-        sys.exit("remat-opt failed (exit %d) at budget %s, strategy %s:\n%s" %
-                 (proc.returncode, budget, strategy, proc.stderr))
-    return json.loads(proc.stdout)
+# The report helper is shared with the planning sweeps in tests/planning.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "planning"))
+from plan_report import baseline_and_floor, plan
 
 
 def main():
     remat_opt, model, max_ratio, extra = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4:]
-    baseline = plan(remat_opt, model, "1TB", "none", extra)["baseline_peak_bytes"]
-    floor = plan(remat_opt, model, 1, "auto", extra)["minimum_feasible_bytes"]
+    baseline, floor = baseline_and_floor(remat_opt, model, extra)
     budgets = sorted({floor + (baseline - floor) * k // 4 for k in range(5)})
     worst, misses, plans = 1.0, 0, 0
     for budget in budgets:
