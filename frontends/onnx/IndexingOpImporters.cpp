@@ -4,8 +4,8 @@
 // of compiler/include/remat/Dialect/RematIndexingOps.td. Resize's scales,
 // sizes, axes and roi, and Upsample's scales, must be compile-time values:
 // they give the result's static shape. What the dialect op cannot express
-// (cubic interpolation, antialiasing, TensorFlow's coordinate modes) is
-// refused by name with the reason.
+// (antialiasing, TensorFlow's coordinate modes) is refused by name with the
+// reason.
 //
 //===----------------------------------------------------------------------===//
 
@@ -87,6 +87,8 @@ struct ResizeRequest {
   std::vector<int64_t> sizes;  // one per dim, or empty when scales are given
   std::string aspectPolicy = "stretch";
   std::vector<int64_t> axes;   // the dims scales/sizes refer to
+  double cubicCoeffA = -0.75;
+  bool excludeOutside = false;
 };
 
 /// Builds remat.resize from a request: the output size and the scale of
@@ -146,12 +148,13 @@ LogicalResult buildResize(NodeImporter &n, Value x, ResizeRequest r) {
   auto dtype = dtypeFor(type.getElementType());
   if (!dtype || !shapeIsSane(out, *dtype))
     return n.fail("the output " + shapeString(out) + " is too large");
-  if (r.mode == "linear" && !llvm::isa<FloatType>(type.getElementType()))
-    return n.fail("linear mode needs a float input");
+  if (r.mode != "nearest" && !llvm::isa<FloatType>(type.getElementType()))
+    return n.fail(r.mode + " mode needs a float input");
   Operation *op = n.ic.createTyped<ResizeOp>(
       n.loc, RankedTensorType::get(out, type.getElementType()), x,
       n.b.getStringAttr(r.mode), n.b.getStringAttr(r.coordinates),
-      n.b.getStringAttr(r.nearest), n.b.getDenseF64ArrayAttr(scales));
+      n.b.getStringAttr(r.nearest), n.b.getDenseF64ArrayAttr(scales),
+      n.b.getF64FloatAttr(r.cubicCoeffA), n.b.getBoolAttr(r.excludeOutside));
   return op ? n.out(0, op->getResult(0)) : n.failCreate("remat.resize");
 }
 
@@ -228,15 +231,17 @@ LogicalResult importResize(NodeImporter &n) {
   auto nearest = n.attrString("nearest_mode", "round_prefer_floor");
   auto policy = n.attrString("keep_aspect_ratio_policy", "stretch");
   auto antialias = n.attrInt("antialias", 0);
+  auto cubicCoeffA = n.attrFloat("cubic_coeff_a", -0.75);
+  auto excludeOutside = n.attrInt("exclude_outside", 0);
   bool hasAxes = false;
   auto axes = n.attrInts("axes", &hasAxes);
-  if (!mode || !coordinates || !nearest || !policy || !antialias || !axes)
+  if (!mode || !coordinates || !nearest || !policy || !antialias ||
+      !cubicCoeffA || !excludeOutside || !axes)
     return failure();
-  if (*mode == "cubic")
-    return n.fail("mode 'cubic' is not supported: bicubic interpolation is "
-                  "not implemented (nearest and linear are)");
-  if (*mode != "nearest" && *mode != "linear")
+  if (*mode != "nearest" && *mode != "linear" && *mode != "cubic")
     return n.fail("unknown mode '" + *mode + "'");
+  if (!std::isfinite(*cubicCoeffA))
+    return n.fail("cubic_coeff_a is not finite");
   if (*coordinates == "tf_crop_and_resize")
     return n.fail("coordinate_transformation_mode 'tf_crop_and_resize' is "
                   "not supported: TensorFlow's crop-and-resize (roi and "
@@ -256,6 +261,8 @@ LogicalResult importResize(NodeImporter &n) {
   r.coordinates = *coordinates;
   r.nearest = *nearest;
   r.aspectPolicy = *policy;
+  r.cubicCoeffA = *cubicCoeffA;
+  r.excludeOutside = *excludeOutside != 0;
   if (hasAxes) {
     for (int64_t a : *axes) {
       auto d = n.axis(a, rank, "axis");
@@ -285,7 +292,7 @@ LogicalResult importResize(NodeImporter &n) {
   }
   if (r.scales.empty() == r.sizes.empty())
     return n.fail("exactly one of 'scales' and 'sizes' must be given");
-  if (*antialias != 0 && r.mode == "linear") {
+  if (*antialias != 0 && r.mode != "nearest") {
     // Antialiasing changes only a downscaled dim's filter.
     bool downscales = false;
     for (auto [k, d] : llvm::enumerate(r.axes))

@@ -101,6 +101,8 @@ ResizeGeometry resizeGeometry(const char *kernel, const Shape &in,
   g.mode = params.mode;
   g.coordinates = params.coordinates;
   g.nearest = params.nearest;
+  g.cubicCoeffA = params.cubicCoeffA;
+  g.excludeOutside = params.excludeOutside;
   const Strides is = contiguousStrides(in), os = contiguousStrides(out);
   for (size_t d = 0; d < rank; ++d) {
     const double scale = params.scales[d];

@@ -2,16 +2,17 @@
 //
 // ONNX Resize maps each output index o of a dim to an input coordinate
 // (ResizeCoordinates, in double as ONNX's reference does), then reads the
-// nearest element (ResizeNearest) or interpolates linearly between the two
-// around it; indices outside the input clamp to its edge. Every dim is
-// handled alike, so a dim that keeps its size at scale 1 maps o to o.
+// nearest element (ResizeNearest), interpolates linearly between the two
+// around it, or cubically over the four around it; indices outside the
+// input clamp to its edge (ONNX's reference pads with edge values). Every
+// dim is handled alike, so a dim that keeps its size at scale 1 maps o to o.
 //
-// Each output index reads at most two input indices per dim, `low` and
-// `high` (equal for nearest and for copied dims), with weights 1 - w and w,
-// and both are non-decreasing in o. So the outputs that read input index i
-// form one range, which resizeBackward finds by bisection: each dx element
-// gathers its own sum, with no scatter. Host+device, so both backends pick
-// the same indices and weights.
+// Each output index reads at most four input indices per dim (its taps),
+// in increasing order, and the first and last tap are non-decreasing in o.
+// So the outputs that read input index i form one range, which
+// resizeBackward finds by bisection: each dx element gathers its own sum,
+// with no scatter. Host+device, so both backends pick the same indices and
+// weights.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,11 +27,13 @@
 
 namespace remat::rt::common {
 
-/// The input indices one output index reads along a dim, and the weight of
-/// `high` (`low` gets 1 - weight; 0 for nearest and copied dims).
+/// The input indices one output index reads along a dim (clamped into the
+/// input, non-decreasing) and the weight of each.
 struct ResizeTaps {
-  int64_t low, high;
-  double weight;
+  static constexpr int kMax = 4; // cubic
+  int count = 0;
+  int64_t index[kMax] = {};
+  double weight[kMax] = {};
 };
 
 struct ResizeGeometry {
@@ -38,6 +41,8 @@ struct ResizeGeometry {
   ResizeMode mode = ResizeMode::Nearest;
   ResizeCoordinates coordinates = ResizeCoordinates::HalfPixel;
   ResizeNearest nearest = ResizeNearest::RoundPreferFloor;
+  double cubicCoeffA = -0.75;
+  bool excludeOutside = false;
   int64_t in[kMaxRank] = {}, out[kMaxRank] = {};
   double scale[kMaxRank] = {};
   bool copied[kMaxRank] = {}; // same size at scale 1: o reads o
@@ -70,14 +75,27 @@ struct ResizeGeometry {
 
   /// What output index o reads along dim d.
   REMAT_HOST_DEVICE ResizeTaps taps(int d, int64_t o) const {
-    if (copied[d])
-      return {o, o, 0.0};
+    ResizeTaps t;
+    if (copied[d]) {
+      t.count = 1;
+      t.index[0] = o;
+      t.weight[0] = 1;
+      return t;
+    }
     const double x = coordinate(d, o);
     const double below = floor(x);
     const double fraction = x - below;
     const int64_t base = static_cast<int64_t>(below);
-    if (mode == ResizeMode::Linear)
-      return {clampIndex(d, base), clampIndex(d, base + 1), fraction};
+    if (mode == ResizeMode::Linear) {
+      t.count = 2;
+      t.index[0] = clampIndex(d, base);
+      t.index[1] = clampIndex(d, base + 1);
+      t.weight[0] = 1.0 - fraction;
+      t.weight[1] = fraction;
+      return t;
+    }
+    if (mode == ResizeMode::Cubic)
+      return cubicTaps(d, base, fraction);
     // Between two indices, ONNX's nearest modes pick by the fraction; on an
     // index, every mode reads that index.
     bool up = false;
@@ -87,16 +105,56 @@ struct ResizeGeometry {
     case ResizeNearest::Floor: up = false; break;
     case ResizeNearest::Ceil: up = fraction > 0; break;
     }
-    const int64_t i = clampIndex(d, up ? base + 1 : base);
-    return {i, i, 0.0};
+    t.count = 1;
+    t.index[0] = clampIndex(d, up ? base + 1 : base);
+    t.weight[0] = 1;
+    return t;
   }
 
-  /// The weight with which output index o reads input index i along dim d.
+  /// Keys' cubic convolution over base - 1 .. base + 2 at distance
+  /// `fraction` past base, with ONNX's coefficient formulas (op_resize.py's
+  /// _cubic_coeffs). At fraction 0 they are exactly [0, 1, 0, 0], which is
+  /// what ONNX's window [x - 2, x + 1] at ratio 1 gives on an index.
+  /// exclude_outside zeroes the taps outside the input and renormalises.
+  REMAT_HOST_DEVICE ResizeTaps cubicTaps(int d, int64_t base,
+                                         double fraction) const {
+    const double a = cubicCoeffA, r = fraction, s = 1 - fraction;
+    double w[4] = {
+        ((a * (r + 1) - 5 * a) * (r + 1) + 8 * a) * (r + 1) - 4 * a,
+        ((a + 2) * r - (a + 3)) * r * r + 1,
+        ((a + 2) * s - (a + 3)) * s * s + 1,
+        ((a * (s + 1) - 5 * a) * (s + 1) + 8 * a) * (s + 1) - 4 * a,
+    };
+    if (excludeOutside) {
+      double sum = 0;
+      for (int k = 0; k < 4; ++k) {
+        const int64_t i = base - 1 + k;
+        if (i < 0 || i >= in[d])
+          w[k] = 0;
+        sum += w[k];
+      }
+      if (sum != 0) // only a coordinate far outside the input has no taps
+        for (int k = 0; k < 4; ++k)
+          w[k] /= sum;
+    }
+    ResizeTaps t;
+    t.count = 4;
+    for (int k = 0; k < 4; ++k) {
+      t.index[k] = clampIndex(d, base - 1 + k);
+      t.weight[k] = w[k];
+    }
+    return t;
+  }
+
+  /// The weight with which output index o reads input index i along dim d
+  /// (the sum of its taps on i: clamping can put several there).
   REMAT_HOST_DEVICE double weight(int d, int64_t o, int64_t i) const {
     const ResizeTaps t = taps(d, o);
-    if (t.weight == 0)
-      return t.low == i ? 1.0 : 0.0;
-    return (t.low == i ? 1 - t.weight : 0.0) + (t.high == i ? t.weight : 0.0);
+    double w = 0;
+    for (int k = 0; k < t.count; ++k)
+      if (t.index[k] == i)
+        w += t.weight[k];
+    return w;
   }
 
   /// The output indices along dim d that read input index i: [first, last).
@@ -107,12 +165,13 @@ struct ResizeGeometry {
       last = i + 1;
       return;
     }
-    // The first o whose high index reaches i, and the first whose low index
+    // The first o whose last tap reaches i, and the first whose first tap
     // passes it (both non-decreasing in o).
     int64_t lo = 0, hi = out[d];
     while (lo < hi) {
       const int64_t mid = lo + (hi - lo) / 2;
-      if (taps(d, mid).high >= i)
+      const ResizeTaps t = taps(d, mid);
+      if (t.index[t.count - 1] >= i)
         hi = mid;
       else
         lo = mid + 1;
@@ -121,7 +180,7 @@ struct ResizeGeometry {
     hi = out[d];
     while (lo < hi) {
       const int64_t mid = lo + (hi - lo) / 2;
-      if (taps(d, mid).low > i)
+      if (taps(d, mid).index[0] > i)
         hi = mid;
       else
         lo = mid + 1;

@@ -17,35 +17,43 @@
 
 namespace remat::rt::common {
 
-/// y at output element `o` (row-major over g.out) for linear mode: the
-/// 2^rank corners of its taps (low/high per dim, the first dim the most
-/// significant), each weighted by the product of its dims' weights.
+/// y at output element `o` (row-major over g.out) for linear and cubic
+/// mode: every combination of its taps (one per dim, in row-major order of
+/// the tap positions), each weighted by the product of its dims' weights.
 template <typename T>
-REMAT_HOST_DEVICE ComputeType<T> resizeLinearAt(const ResizeGeometry &g,
-                                                const T *x, int64_t o) {
+REMAT_HOST_DEVICE ComputeType<T> resizeInterpolatedAt(const ResizeGeometry &g,
+                                                      const T *x, int64_t o) {
   using C = ComputeType<T>;
   ResizeTaps taps[kMaxRank];
   for (int d = g.rank - 1; d >= 0; --d) {
     taps[d] = g.taps(d, o % g.out[d]);
     o /= g.out[d];
   }
+  int k[kMaxRank] = {};
   C sum = C(0);
-  for (int corner = 0; corner < (1 << g.rank); ++corner) {
+  while (true) {
     C weight = C(1);
     int64_t at = 0;
     bool zero = false;
     for (int d = 0; d < g.rank; ++d) {
-      const bool high = (corner >> (g.rank - 1 - d)) & 1;
-      const double w = high ? taps[d].weight : 1.0 - taps[d].weight;
+      const double w = taps[d].weight[k[d]];
       if (w == 0) {
         zero = true;
         break;
       }
       weight *= static_cast<C>(w);
-      at += (high ? taps[d].high : taps[d].low) * g.inStride[d];
+      at += taps[d].index[k[d]] * g.inStride[d];
     }
     if (!zero)
       sum += weight * toCompute(x[at]);
+    // Next combination, the last dim the fastest.
+    int d = g.rank - 1;
+    while (d >= 0 && ++k[d] == taps[d].count) {
+      k[d] = 0;
+      --d;
+    }
+    if (d < 0)
+      break;
   }
   return sum;
 }
@@ -55,7 +63,7 @@ REMAT_HOST_DEVICE inline int64_t resizeNearestOffset(const ResizeGeometry &g,
                                                      int64_t o) {
   int64_t at = 0;
   for (int d = g.rank - 1; d >= 0; --d) {
-    at += g.taps(d, o % g.out[d]).low * g.inStride[d];
+    at += g.taps(d, o % g.out[d]).index[0] * g.inStride[d];
     o /= g.out[d];
   }
   return at;

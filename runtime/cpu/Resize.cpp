@@ -1,4 +1,4 @@
-//===- Resize.cpp - ONNX Resize (nearest, linear) and its backward --------===//
+//===- Resize.cpp - ONNX Resize and its backward --------------------------===//
 //
 // Both directions gather: y reads the inputs of each output element, and
 // each dx element sums the outputs that read it (common/ResizeSum.h), so
@@ -36,7 +36,7 @@ void resize(const TensorView &x, const TensorView &y,
     const T *px = x.as<const T>();
     T *py = y.as<T>();
     for (int64_t o = 0; o < n; ++o)
-      py[o] = fromCompute<T>(resizeLinearAt(g, px, o));
+      py[o] = fromCompute<T>(resizeInterpolatedAt(g, px, o));
   });
 }
 

@@ -1,4 +1,4 @@
-//===- Resize.cu - ONNX Resize (nearest, linear) and its backward ---------===//
+//===- Resize.cu - ONNX Resize and its backward ---------------------------===//
 //
 // The CUDA versions of runtime/cpu/Resize.cpp: one thread per output element
 // (forward) or per dx element (backward), each computing its element with
@@ -25,10 +25,10 @@ __global__ void resizeNearestKernel(const T *x, T *y, int64_t n,
 }
 
 template <typename T>
-__global__ void resizeLinearKernel(const T *x, T *y, int64_t n,
-                                   ResizeGeometry g) {
+__global__ void resizeInterpolatedKernel(const T *x, T *y, int64_t n,
+                                         ResizeGeometry g) {
   REMAT_GRID_STRIDE_LOOP(o, n) {
-    y[o] = fromCompute<T>(resizeLinearAt(g, x, o));
+    y[o] = fromCompute<T>(resizeInterpolatedAt(g, x, o));
   }
 }
 
@@ -64,7 +64,7 @@ void resize(const TensorView &x, const TensorView &y,
     using T = typename decltype(tag)::type;
     if (n == 0)
       return;
-    resizeLinearKernel<T><<<gridFor(n), kThreads, 0, stream>>>(
+    resizeInterpolatedKernel<T><<<gridFor(n), kThreads, 0, stream>>>(
         x.as<const T>(), y.as<T>(), n, g);
     checkLaunch(kernel);
   });

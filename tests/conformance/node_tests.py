@@ -56,7 +56,6 @@ EXCLUDED = {
     r"^averagepool_.*dilations": "AveragePool dilations (opset 19) are refused by name: PyTorch's AvgPool has no dilation, so no exporter writes them",
     r"^reduce_max_bool_inputs$": "bool reductions (ReduceMax-20): not a training-graph value",
     r"^split_to_sequence": "the graph's output is a sequence: sequences are resolved at import and graph outputs must be tensors (SplitToSequence itself runs in tests/models/modern/sequences and onnx-simple/test_sequence_model*)",
-    r"^resize_.*cubic": "Resize's cubic mode is refused by name: bicubic interpolation is not implemented",
     r"^resize_.*antialias": "antialiased downscaling (Resize-18 antialias) is refused by name: not implemented",
     r"^resize_tf_crop_and_resize": "TensorFlow's tf_crop_and_resize coordinate mode is refused by name: no PyTorch export writes it",
     r"^resize_downsample_sizes_nearest_tf_half_pixel_for_nn$": "tf_half_pixel_for_nn (Resize-11 only, a TensorFlow mode ONNX removed in opset 13) is refused by name",

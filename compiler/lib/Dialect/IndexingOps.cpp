@@ -89,9 +89,9 @@ static LogicalResult checkResize(Operation *op, RankedTensorType in,
   for (int64_t d = 0; d < in.getRank(); ++d)
     if (in.getDimSize(d) == 0 && out.getDimSize(d) != 0)
       return op->emitOpError("dim ") << d << " resizes an empty input";
-  if (mode == "linear" && !llvm::isa<FloatType>(in.getElementType()))
-    return op->emitOpError("linear mode needs a float element type, got ")
-           << in.getElementType();
+  if (mode != "nearest" && !llvm::isa<FloatType>(in.getElementType()))
+    return op->emitOpError(mode)
+           << " mode needs a float element type, got " << in.getElementType();
   return success();
 }
 

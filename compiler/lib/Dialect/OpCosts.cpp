@@ -152,17 +152,19 @@ double GatherNDOp::getFlops() { return 0; }
 double ScatterNDOp::getFlops() {
   return getReduction() == "none" ? 0 : elements(getUpdates());
 }
-/// Linear mode: a multiply-add per corner of the interpolated dims (2^m
-/// corners for m resized dims); nearest only moves data.
+/// Linear and cubic modes: a multiply-add per tap combination of the
+/// interpolated dims (2^m or 4^m for m resized dims); nearest only moves
+/// data.
 static double resizeFlops(StringRef mode, Value input, Value output) {
-  if (mode != "linear")
+  if (mode == "nearest")
     return 0;
+  const double taps = mode == "cubic" ? 4 : 2;
   auto in = llvm::cast<RankedTensorType>(input.getType());
   auto out = llvm::cast<RankedTensorType>(output.getType());
   double corners = 1;
   for (int64_t d = 0; d < in.getRank(); ++d)
     if (in.getDimSize(d) != out.getDimSize(d))
-      corners *= 2;
+      corners *= taps;
   return 2 * corners * elements(output);
 }
 double ResizeOp::getFlops() {

@@ -76,10 +76,18 @@ func.func @resize_linear_ints(%x: tensor<2x3xi64>) -> tensor<4x6xi64> {
 
 // -----
 
-func.func @resize_cubic(%x: tensor<2x3xf32>) -> tensor<4x6xf32> {
-  // expected-error@+1 {{one of: nearest, linear}}
-  %0 = remat.resize %x {mode = "cubic", scales = array<f64: 2.0, 2.0>} : (tensor<2x3xf32>) -> tensor<4x6xf32>
+func.func @resize_bicubic(%x: tensor<2x3xf32>) -> tensor<4x6xf32> {
+  // expected-error@+1 {{one of: nearest, linear, cubic}}
+  %0 = remat.resize %x {mode = "bicubic", scales = array<f64: 2.0, 2.0>} : (tensor<2x3xf32>) -> tensor<4x6xf32>
   return %0 : tensor<4x6xf32>
+}
+
+// -----
+
+func.func @resize_cubic_ints(%x: tensor<2x3xi32>) -> tensor<4x6xi32> {
+  // expected-error@+1 {{cubic mode needs a float element type, got 'i32'}}
+  %0 = remat.resize %x {mode = "cubic", scales = array<f64: 2.0, 2.0>} : (tensor<2x3xi32>) -> tensor<4x6xi32>
+  return %0 : tensor<4x6xi32>
 }
 
 // -----

@@ -32,9 +32,9 @@ func.func @forward(%x: tensor<4x3xf32> {remat.name = "x", remat.role = "paramete
 
 // resize's gradient is resize_backward with the forward's attributes.
 // CHECK-LABEL: func.func @train_step
-// CHECK: remat.resize_backward %{{.*}} {coordinate_transformation_mode = "align_corners", mode = "linear", scales = array<f64: 1.000000e+00, 2.500000e+00>} : (tensor<2x5xf32>) -> tensor<2x2xf32>
+// CHECK: remat.resize_backward %{{.*}} {coordinate_transformation_mode = "align_corners", cubic_coeff_a = -5.000000e-01 : f64, exclude_outside = true, mode = "cubic", scales = array<f64: 1.000000e+00, 2.500000e+00>} : (tensor<2x5xf32>) -> tensor<2x2xf32>
 func.func @forward(%x: tensor<2x2xf32> {remat.name = "x", remat.role = "parameter"}) -> tensor<f32> {
-  %0 = remat.resize %x {mode = "linear", coordinate_transformation_mode = "align_corners", scales = array<f64: 1.0, 2.5>} : (tensor<2x2xf32>) -> tensor<2x5xf32>
+  %0 = remat.resize %x {mode = "cubic", coordinate_transformation_mode = "align_corners", cubic_coeff_a = -0.5, exclude_outside = true, scales = array<f64: 1.0, 2.5>} : (tensor<2x2xf32>) -> tensor<2x5xf32>
   %1 = remat.mul %0, %0 : (tensor<2x5xf32>, tensor<2x5xf32>) -> tensor<2x5xf32>
   %2 = remat.reduce_sum %1 {axes = array<i64: 0, 1>, keepdims = false} : (tensor<2x5xf32>) -> tensor<f32>
   return %2 : tensor<f32>

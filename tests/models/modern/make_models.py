@@ -385,6 +385,41 @@ write_fd_case("indexing_train", indexing_model, ix_params,
               irng.standard_normal((2, 1, 4, 8)))
 
 
+# resize_cubic_train: two cubic Resizes, an upscale by sizes at a = -0.5
+# excluding outside taps (half_pixel) and a downscale by scales at ONNX's
+# default a = -0.75 (align_corners), trained: gradients and one SGD step
+# against float64 central differences on onnx.reference.
+crng = np.random.default_rng(13)
+cubic_params = {"image": crng.standard_normal((1, 2, 3, 4))}
+cubic_weight = crng.standard_normal((1, 2, 3, 4))
+
+
+def cubic_model(dtype):
+    np_dtype = np.float32 if dtype == T.FLOAT else np.float64
+    image = numpy_helper.from_array(cubic_params["image"].astype(np_dtype), "image")
+    image.doc_string = "role=parameter"
+    lw = numpy_helper.from_array(cubic_weight.astype(np_dtype), "loss.weight")
+    lw.doc_string = "role=buffer"
+    inits = [image, lw, i64("sizes", [1, 2, 7, 9]),
+             numpy_helper.from_array(np.array([1, 1, 0.5, 0.5], dtype=np.float32),
+                                     "scales")]
+    nodes = [
+        h.make_node("Add", ["image", "x"], ["a"], name="add"),
+        h.make_node("Resize", ["a", "", "", "sizes"], ["up"], name="upscale",
+                    mode="cubic", cubic_coeff_a=-0.5, exclude_outside=1),
+        h.make_node("Resize", ["up", "", "scales"], ["down"], name="downscale",
+                    mode="cubic", coordinate_transformation_mode="align_corners"),
+        h.make_node("Mul", ["down", "loss.weight"], ["w"], name="weigh"),
+        h.make_node("ReduceSum", ["w"], ["loss"], name="loss", keepdims=0),
+    ]
+    return model(nodes, [tin("x", [1, 2, 3, 4], dtype)], [tout("loss", 0, dtype)],
+                 opset=19, inits=inits)
+
+
+write_fd_case("resize_cubic_train", cubic_model, cubic_params,
+              crng.standard_normal((1, 2, 3, 4)))
+
+
 # sequences: the sequence ops as the importer resolves them, against
 # onnx.reference: SplitToSequence (a scalar split and keepdims=0),
 # SequenceAt with negative positions, SequenceInsert, SequenceErase,
@@ -439,8 +474,8 @@ seq_out = h.make_tensor_sequence_value_info("seq", T.FLOAT, None)
 save(model([h.make_node("SplitToSequence", ["x"], ["seq"], name="split", axis=0)],
            [tin("x", [3, 2])], [seq_out]), "sequence_output.onnx")
 
-# Resize forms refused by name with the reason (cubic, TensorFlow's
-# crop-and-resize, antialiased downscaling).
+# Resize forms: cubic (imported), and those refused by name with the reason
+# (TensorFlow's crop-and-resize, antialiased downscaling).
 for name, attrs in [("resize_cubic", {"mode": "cubic"}),
                     ("resize_crop", {"mode": "linear",
                                      "coordinate_transformation_mode": "tf_crop_and_resize"}),

@@ -105,7 +105,8 @@ TEST(IndexingGradient, ResizeEveryModeUpAndDown) {
   const char *coordinates[] = {"half_pixel", "half_pixel_symmetric",
                                "pytorch_half_pixel", "align_corners",
                                "asymmetric"};
-  const char *modes[][2] = {{"linear", "round_prefer_floor"},
+  const char *modes[][2] = {{"cubic", "round_prefer_floor"},
+                            {"linear", "round_prefer_floor"},
                             {"nearest", "round_prefer_floor"},
                             {"nearest", "round_prefer_ceil"},
                             {"nearest", "floor"},
@@ -124,6 +125,15 @@ TEST(IndexingGradient, ResizeEveryModeUpAndDown) {
              ") -> " + T(s.out));
         GradCheck(f.weighted("%y", s.out)).run();
       }
+  // Cubic at a = -0.5 without the taps outside the input (renormalised).
+  for (const Size &s : sizes) {
+    Forward f;
+    f.param("x", s.in);
+    f.op("%y = remat.resize %x {mode = \"cubic\", cubic_coeff_a = -5.0e-01, "
+         "exclude_outside = true, scales = " +
+         f64Array(s.scales) + "} : (" + T(s.in) + ") -> " + T(s.out));
+    GradCheck(f.weighted("%y", s.out)).run();
+  }
 }
 
 } // namespace

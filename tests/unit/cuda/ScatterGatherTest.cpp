@@ -123,9 +123,11 @@ TEST_F(CudaScatterGather, ResizeAndItsBackward) {
       ResizeCoordinates::Asymmetric};
   for (const Case &c : cases)
     for (ResizeCoordinates coords : coordinates)
-      for (ResizeMode mode : {ResizeMode::Nearest, ResizeMode::Linear}) {
+      for (ResizeMode mode :
+           {ResizeMode::Nearest, ResizeMode::Linear, ResizeMode::Cubic}) {
         ResizeParams p;
         p.mode = mode;
+        p.excludeOutside = coords == ResizeCoordinates::AlignCorners;
         p.coordinates = coords;
         p.nearest = ResizeNearest::RoundPreferCeil;
         p.scales = DimScales(c.scales.begin(), c.scales.end());

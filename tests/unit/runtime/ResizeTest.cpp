@@ -1,11 +1,13 @@
-//===- ResizeTest.cpp - Resize (nearest, linear) and its backward ---------===//
+//===- ResizeTest.cpp - Resize and its backward ---------------------------===//
 //
 // Against the ONNX documentation's examples and a float64 port of ONNX's
 // reference implementation (onnx/reference/ops/op_resize.py): per dim, a
 // [out, in] matrix of the coefficients with which each output reads its
 // neighbours (the two indices around the coordinate, the left one first,
 // an integer coordinate read as the window [x - 1, x] with coefficients
-// [0, 1], neighbours clamped into the input), applied dim after dim. The
+// [0, 1], neighbours clamped into the input; for cubic, the four indices
+// of the edge-padded input nearest the coordinate, found by sorting by
+// distance as ONNX does), applied dim after dim. The
 // backward's reference applies the transposed matrices to dy (the adjoint
 // of the forward), which the kernel computes quite differently: each dx
 // element gathers the outputs that read it.
@@ -41,6 +43,44 @@ double onnxCoordinate(ResizeCoordinates mode, double o, double scale,
   return 0;
 }
 
+/// ONNX's _cubic_coeffs(ratio, A) and _get_neighbor: the four indices of
+/// the input padded by two edge copies on each side nearest x (ties to the
+/// lower), in order, as indices of the unpadded input.
+void addOnnxCubicCoefficients(const ResizeParams &p, int64_t in, double x,
+                              std::vector<double> &row) {
+  const double xi = std::floor(x);
+  const double ratio = x == xi ? 1.0 : x - xi;
+  const double a = p.cubicCoeffA, s = 1 - ratio;
+  double c[4] = {((a * (ratio + 1) - 5 * a) * (ratio + 1) + 8 * a) *
+                         (ratio + 1) -
+                     4 * a,
+                 ((a + 2) * ratio - (a + 3)) * ratio * ratio + 1,
+                 ((a + 2) * s - (a + 3)) * s * s + 1,
+                 ((a * (s + 1) - 5 * a) * (s + 1) + 8 * a) * (s + 1) - 4 * a};
+  const int64_t pad = 2, padded = in + 2 * pad;
+  std::vector<int64_t> order(padded);
+  for (int64_t i = 0; i < padded; ++i)
+    order[i] = i;
+  const double at = x + pad;
+  std::stable_sort(order.begin(), order.end(), [&](int64_t l, int64_t r) {
+    return std::fabs(at - l) < std::fabs(at - r);
+  });
+  std::vector<int64_t> window(order.begin(), order.begin() + 4);
+  std::sort(window.begin(), window.end());
+  if (p.excludeOutside) {
+    double sum = 0;
+    for (int k = 0; k < 4; ++k) {
+      if (window[k] - pad < 0 || window[k] - pad >= in)
+        c[k] = 0;
+      sum += c[k];
+    }
+    for (double &ck : c)
+      ck /= sum;
+  }
+  for (int k = 0; k < 4; ++k)
+    row[std::clamp<int64_t>(window[k] - pad, 0, in - 1)] += c[k];
+}
+
 Matrix onnxCoefficients(const ResizeParams &p, int64_t in, int64_t out,
                         double scale) {
   Matrix w(out, std::vector<double>(in, 0.0));
@@ -51,6 +91,10 @@ Matrix onnxCoefficients(const ResizeParams &p, int64_t in, int64_t out,
       continue;
     }
     const double x = onnxCoordinate(p.coordinates, o, scale, in, out);
+    if (p.mode == ResizeMode::Cubic) {
+      addOnnxCubicCoefficients(p, in, x, w[o]);
+      continue;
+    }
     const double xi = std::floor(x);
     const bool integer = x == xi;
     const double ratio = integer ? 1.0 : x - xi;
@@ -196,10 +240,17 @@ TEST(ResizeTest, EveryModeAgainstOnnxReference) {
       ResizeNearest::Floor, ResizeNearest::Ceil};
   for (const Size &s : sizes)
     for (ResizeCoordinates c : coordinates)
-      for (int m = 0; m < 5; ++m) {
+      for (int m = 0; m < 7; ++m) {
+        // Four nearest modes, linear, cubic, and cubic at a = -0.5
+        // excluding outside taps.
         ResizeParams p =
-            m == 4 ? params(ResizeMode::Linear, c, s.scales)
-                   : params(ResizeMode::Nearest, c, s.scales, nearest[m]);
+            m == 4   ? params(ResizeMode::Linear, c, s.scales)
+            : m >= 5 ? params(ResizeMode::Cubic, c, s.scales)
+                     : params(ResizeMode::Nearest, c, s.scales, nearest[m]);
+        if (m == 6) {
+          p.cubicCoeffA = -0.5;
+          p.excludeOutside = true;
+        }
         SCOPED_TRACE(shapeToString(s.out) + " coordinates " +
                      std::to_string(static_cast<int>(c)) + " mode " +
                      std::to_string(m));

@@ -53,21 +53,26 @@ defvar Remat_ResizeNearestModes = ["round_prefer_floor", "round_prefer_ceil",
     "floor", "ceil"];
 
 def Remat_ResizeOp : Remat_Op<"resize", [Remat_Differentiable, Pure], Remat_CustomFlops> {
-  let summary = "ONNX Resize, modes nearest and linear; the type gives the size";
+  let summary = "ONNX Resize, modes nearest, linear and cubic; the type gives the size";
   let description = [{
     Each output index o of dim d reads the input at coordinate
     f(o, scales[d]) by `coordinate_transformation_mode` (ONNX's formulas),
-    the nearest index by `nearest_mode`, or the two indices around it with
-    linear weights (`linear`, n-linear over every dim; float types). Indices
-    outside the input clamp to its edge. A dim of unchanged size at scale 1
+    the nearest index by `nearest_mode`, the two indices around it with
+    linear weights (`linear`, n-linear over every dim; float types), or the
+    four around it with Keys' cubic weights (`cubic`, coefficient
+    `cubic_coeff_a`; with `exclude_outside`, taps outside the input weigh 0
+    and the rest are renormalised; float types). Indices outside the input
+    clamp to its edge. A dim of unchanged size at scale 1
     is copied. The result type holds the output size (from ONNX's scales or
     sizes); `scales` holds the scale the coordinates use.
   }];
   let arguments = (ins Remat_Tensor:$input,
-                   Remat_StrOneOf<["nearest", "linear"]>:$mode,
+                   Remat_StrOneOf<["nearest", "linear", "cubic"]>:$mode,
                    DefaultValuedAttr<Remat_StrOneOf<Remat_ResizeCoordinateModes>, "\"half_pixel\"">:$coordinate_transformation_mode,
                    DefaultValuedAttr<Remat_StrOneOf<Remat_ResizeNearestModes>, "\"round_prefer_floor\"">:$nearest_mode,
-                   DenseF64ArrayAttr:$scales);
+                   DenseF64ArrayAttr:$scales,
+                   DefaultValuedAttr<F64Attr, "-0.75">:$cubic_coeff_a,
+                   DefaultValuedAttr<BoolAttr, "false">:$exclude_outside);
   let results = (outs Remat_Tensor:$output);
   let hasVerifier = 1;
 }
@@ -93,10 +98,12 @@ def Remat_ResizeBackwardOp : Remat_GradOp<"resize_backward"> {
     with which each output read it.
   }];
   let arguments = (ins Remat_FloatTensor:$output_grad,
-                   Remat_StrOneOf<["nearest", "linear"]>:$mode,
+                   Remat_StrOneOf<["nearest", "linear", "cubic"]>:$mode,
                    DefaultValuedAttr<Remat_StrOneOf<Remat_ResizeCoordinateModes>, "\"half_pixel\"">:$coordinate_transformation_mode,
                    DefaultValuedAttr<Remat_StrOneOf<Remat_ResizeNearestModes>, "\"round_prefer_floor\"">:$nearest_mode,
-                   DenseF64ArrayAttr:$scales);
+                   DenseF64ArrayAttr:$scales,
+                   DefaultValuedAttr<F64Attr, "-0.75">:$cubic_coeff_a,
+                   DefaultValuedAttr<BoolAttr, "false">:$exclude_outside);
   let results = (outs Remat_FloatTensor:$input_grad);
   let hasVerifier = 1;
 }

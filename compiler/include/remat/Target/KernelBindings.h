@@ -204,8 +204,9 @@ inline rt::ScatterReduction scatterReduction(llvm::StringRef reduction) {
 template <typename ResizeLikeOp>
 rt::ResizeParams resizeParams(ResizeLikeOp op) {
   rt::ResizeParams params;
-  params.mode = op.getMode() == "linear" ? rt::ResizeMode::Linear
-                                         : rt::ResizeMode::Nearest;
+  params.mode = op.getMode() == "linear"  ? rt::ResizeMode::Linear
+                : op.getMode() == "cubic" ? rt::ResizeMode::Cubic
+                                          : rt::ResizeMode::Nearest;
   llvm::StringRef coordinates = op.getCoordinateTransformationMode();
   params.coordinates =
       coordinates == "half_pixel_symmetric"
@@ -223,6 +224,8 @@ rt::ResizeParams resizeParams(ResizeLikeOp op) {
                                         : rt::ResizeNearest::RoundPreferFloor;
   for (double scale : op.getScales())
     params.scales.push_back(scale);
+  params.cubicCoeffA = op.getCubicCoeffA().convertToDouble();
+  params.excludeOutside = op.getExcludeOutside();
   return params;
 }
 

@@ -55,7 +55,8 @@ LogicalResult ResizeOp::buildGradient(OpBuilder &b, ArrayRef<Value> dys,
                                  getLoc(), getInput().getType(), dys[0],
                                  getModeAttr(),
                                  getCoordinateTransformationModeAttr(),
-                                 getNearestModeAttr(), getScalesAttr())
+                                 getNearestModeAttr(), getScalesAttr(),
+                                 getCubicCoeffAAttr(), getExcludeOutsideAttr())
                                  .getResult()
                            : Value());
   return success();

@@ -198,8 +198,12 @@ std::string cppLiteral(rt::ScatterReduction reduction) {
 }
 
 std::string cppLiteral(const rt::ResizeParams &params) {
-  const char *mode =
-      params.mode == rt::ResizeMode::Linear ? "Linear" : "Nearest";
+  const char *mode = "";
+  switch (params.mode) {
+  case rt::ResizeMode::Nearest: mode = "Nearest"; break;
+  case rt::ResizeMode::Linear: mode = "Linear"; break;
+  case rt::ResizeMode::Cubic: mode = "Cubic"; break;
+  }
   const char *coordinates = "";
   switch (params.coordinates) {
   case rt::ResizeCoordinates::HalfPixel: coordinates = "HalfPixel"; break;
@@ -224,7 +228,9 @@ std::string cppLiteral(const rt::ResizeParams &params) {
     scales += (i ? ", " : "") + cppDouble(params.scales[i]);
   return std::string("remat::rt::ResizeParams{remat::rt::ResizeMode::") +
          mode + ", remat::rt::ResizeCoordinates::" + coordinates +
-         ", remat::rt::ResizeNearest::" + nearest + ", " + scales + "}}";
+         ", remat::rt::ResizeNearest::" + nearest + ", " + scales + "}, " +
+         cppDouble(params.cubicCoeffA) + ", " +
+         (params.excludeOutside ? "true" : "false") + "}";
 }
 
 } // namespace remat

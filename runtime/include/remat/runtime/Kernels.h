@@ -96,9 +96,9 @@ struct AdamOptions {
 /// ScatterND-18's `reduction`).
 enum class ScatterReduction { None, Add, Mul, Max, Min };
 
-/// resize(): how values are read (ONNX Resize's `mode`; cubic is refused at
-/// import).
-enum class ResizeMode { Nearest, Linear };
+/// resize(): how values are read (ONNX Resize's `mode`): the nearest index,
+/// the two around the coordinate (linear) or the four around it (cubic).
+enum class ResizeMode { Nearest, Linear, Cubic };
 
 /// resize(): how an output index maps to an input coordinate (ONNX
 /// Resize's `coordinate_transformation_mode`, tf_crop_and_resize refused).
@@ -125,6 +125,8 @@ struct ResizeParams {
   ResizeCoordinates coordinates = ResizeCoordinates::HalfPixel;
   ResizeNearest nearest = ResizeNearest::RoundPreferFloor;
   DimScales scales;
+  double cubicCoeffA = -0.75;  // cubic: the kernel's `a` (ONNX cubic_coeff_a)
+  bool excludeOutside = false; // cubic: taps outside the input weigh 0
 };
 
 //===----------------------------------------------------------------------===//
