@@ -81,6 +81,34 @@ template <typename OpTy> LogicalResult binary(NodeImporter &n) {
   return emit(n, n.ic.create<OpTy>(n.loc, a, b), OpTy::getOperationName());
 }
 
+/// Pow: remat.pow takes a float base. An integer base (Pow-12 and later)
+/// is raised in f64 and the result cast back to its type, as ONNX's
+/// reference does (numpy's power, then astype): exact while the result
+/// fits f64's 53-bit mantissa, truncated toward zero for a fractional
+/// exponent.
+LogicalResult importPow(NodeImporter &n) {
+  Value x = n.in(0, "X");
+  Value y = x ? n.in(1, "Y") : Value();
+  if (!x || !y)
+    return failure();
+  Type base = typeOf(x).getElementType();
+  if (llvm::isa<FloatType>(base))
+    return emit(n, n.ic.create<PowOp>(n.loc, x, y), "remat.pow");
+  Type f64 = Float64Type::get(&n.ic.ctx);
+  Operation *wide =
+      n.ic.createTyped<CastOp>(n.loc, typeOf(x).clone(f64), x);
+  if (!wide)
+    return n.failCreate("remat.cast");
+  Operation *pow = n.ic.create<PowOp>(n.loc, wide->getResult(0), y);
+  if (!pow)
+    return n.failCreate("remat.pow");
+  Value result = pow->getResult(0);
+  return emit(n,
+              n.ic.createTyped<CastOp>(n.loc, typeOf(result).clone(base),
+                                       result),
+              "remat.cast");
+}
+
 /// Max/Min with any number of inputs: a chain.
 template <typename OpTy> LogicalResult variadic(NodeImporter &n) {
   if (failed(n.requireInputs(1)))
@@ -1401,7 +1429,7 @@ const llvm::StringMap<OpHandler> &opHandlers() {
       {"Sub", binary<SubOp>},
       {"Mul", binary<MulOp>},
       {"Div", binary<DivOp>},
-      {"Pow", binary<PowOp>},
+      {"Pow", importPow},
       {"And", binary<AndOp>},
       {"Or", binary<OrOp>},
       {"Equal", binary<EqualOp>},
