@@ -173,8 +173,10 @@ LogicalResult importRotaryEmbedding(NodeImporter &n) {
 
   Value cosv = cosCache, sinv = sinCache;
   if (positions) {
-    cosv = c.op<GatherOp>(cosCache, positions, n.b.getI64IntegerAttr(0));
-    sinv = c.op<GatherOp>(sinCache, positions, n.b.getI64IntegerAttr(0));
+    cosv = c.op<GatherOp>(cosCache, positions, n.b.getI64IntegerAttr(0),
+                          IntegerAttr());
+    sinv = c.op<GatherOp>(sinCache, positions, n.b.getI64IntegerAttr(0),
+                          IntegerAttr());
   }
   if (!c.ok())
     return failure();

@@ -110,6 +110,8 @@ public:
   std::map<std::string, std::vector<int64_t>> inferredShapes;
   /// Initializer / input names consumed as compile-time values.
   std::set<std::string> usedAsConstant;
+  /// The `paddingIdx` initializers some Gather applied (the rest are errors).
+  std::set<std::string> paddingIdxApplied;
 
   ValueEntry *lookup(const std::string &name);
   /// The compile-time value of `name`, decoding protos on demand; null if

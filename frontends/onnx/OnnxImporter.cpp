@@ -492,6 +492,14 @@ OwningOpRef<ModuleOp> GraphImporter::run() {
     func.setResultAttr(i, RematDialect::kNameAttr,
                        b.getStringAttr(graph().output(i).name()));
 
+  for (const auto &[name, row] : ic.options.paddingIdx)
+    if (!ic.paddingIdxApplied.count(name)) {
+      ic.error("--padding-idx " + name + "=" + llvm::Twine(row) +
+               ": no Gather along axis 0 reads an initializer named '" +
+               name + "'");
+      return nullptr;
+    }
+
   // Arguments only ever used as compile-time values are folded away.
   llvm::BitVector erase(args.size());
   for (size_t i = 0; i < args.size(); ++i)

@@ -1044,7 +1044,22 @@ LogicalResult importGather(NodeImporter &n) {
   auto axis = n.axis(*a, typeOf(x).getRank());
   if (!axis)
     return failure();
-  return emit(n, n.ic.create<GatherOp>(n.loc, x, idx, n.b.getI64IntegerAttr(*axis)),
+  // --padding-idx: an embedding lookup whose padding row gets no gradient.
+  IntegerAttr padding;
+  auto flag = n.ic.options.paddingIdx.find(n.inName(0));
+  if (flag != n.ic.options.paddingIdx.end() && *axis == 0) {
+    const int64_t rows = typeOf(x).getDimSize(0);
+    const int64_t row = flag->second < 0 ? flag->second + rows : flag->second;
+    if (row < 0 || row >= rows)
+      return n.fail("--padding-idx " + flag->first + "=" +
+                    Twine(flag->second) + " is not a row of '" +
+                    flag->first + "' (" + Twine(rows) + " rows)");
+    padding = n.b.getI64IntegerAttr(row);
+    n.ic.paddingIdxApplied.insert(flag->first);
+  }
+  return emit(n,
+              n.ic.create<GatherOp>(n.loc, x, idx,
+                                    n.b.getI64IntegerAttr(*axis), padding),
               "remat.gather");
 }
 

@@ -1,4 +1,4 @@
-//===- ShapeFlags.cpp - Parsing of --shape NAME=2x64 flags ----------------===//
+//===- ShapeFlags.cpp - Parsing of NAME=VALUE import flags ----------------===//
 
 #include "remat/Frontend/ShapeFlags.h"
 
@@ -29,6 +29,22 @@ bool parseShapeFlags(const std::vector<std::string> &flags,
       rest = tail;
     }
     shapes[name.str()] = shape;
+  }
+  return true;
+}
+
+bool parsePaddingIdxFlags(const std::vector<std::string> &flags,
+                          std::map<std::string, int64_t> &rows,
+                          std::string &error) {
+  for (const std::string &flag : flags) {
+    auto [name, row] = llvm::StringRef(flag).split('=');
+    int64_t value;
+    if (name.empty() || name.size() == flag.size() ||
+        row.getAsInteger(10, value)) {
+      error = "--padding-idx '" + flag + "' must look like NAME=0";
+      return false;
+    }
+    rows[name.str()] = value;
   }
   return true;
 }

@@ -49,6 +49,11 @@ static llvm::cl::list<std::string>
     frozenFlags("frozen",
                 llvm::cl::desc("Treat this initializer as a constant buffer"),
                 llvm::cl::value_desc("NAME"), llvm::cl::cat(importCategory));
+static llvm::cl::list<std::string> paddingIdxFlags(
+    "padding-idx",
+    llvm::cl::desc("An embedding's padding row, which gets no gradient "
+                   "(torch.nn.Embedding's padding_idx, which exporters drop)"),
+    llvm::cl::value_desc("NAME=ROW"), llvm::cl::cat(importCategory));
 
 static llvm::cl::opt<std::string> emitFlag(
     "emit",
@@ -271,6 +276,11 @@ int main(int argc, char **argv) {
   if (llvm::StringRef(inputFilename).ends_with(".onnx")) {
     remat::OnnxImportOptions options;
     if (!remat::parseShapeFlags(shapeFlags, options.inputShapes, errorMessage)) {
+      llvm::errs() << "remat-opt: error: " << errorMessage << "\n";
+      return 1;
+    }
+    if (!remat::parsePaddingIdxFlags(paddingIdxFlags, options.paddingIdx,
+                                     errorMessage)) {
       llvm::errs() << "remat-opt: error: " << errorMessage << "\n";
       return 1;
     }

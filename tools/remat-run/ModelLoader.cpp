@@ -113,6 +113,9 @@ void importOnnx(MLIRContext &context, const Options &options,
   if (!remat::parseShapeFlags(options.shapeFlags, importOptions.inputShapes,
                               error))
     throw ToolError(error);
+  if (!remat::parsePaddingIdxFlags(options.paddingIdx, importOptions.paddingIdx,
+                                   error))
+    throw ToolError(error);
   importOptions.batchSize = options.batch;
   importOptions.frozen.insert(options.frozen.begin(), options.frozen.end());
   for (size_t i = 0; i < loaded.inputFiles.size() && i < dataInputs.size();
@@ -152,9 +155,9 @@ void loadModel(MLIRContext &context, const Options &options,
     importOnnx(context, options, extraInputFiles, loaded);
   } else {
     if (!options.shapeFlags.empty() || options.batch >= 0 ||
-        !options.frozen.empty())
-      throw ToolError("--shape, --batch and --frozen apply to ONNX models "
-                      "only; a .mlir file has static shapes");
+        !options.frozen.empty() || !options.paddingIdx.empty())
+      throw ToolError("--shape, --batch, --frozen and --padding-idx apply to "
+                      "ONNX models only; a .mlir file has static shapes");
     readInputs(loaded);
     ParserConfig config(&context);
     loaded.module = parseSourceFile<ModuleOp>(options.model, config);

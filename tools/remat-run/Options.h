@@ -53,7 +53,7 @@ struct TrainOptions {
 struct Options {
   std::string model;
   std::string inputsDir, outputsDir, expectDir;
-  std::vector<std::string> shapeFlags, frozen;
+  std::vector<std::string> shapeFlags, frozen, paddingIdx;
   int64_t batch = -1;
   double rtol = 1e-4, atol = 1e-5;
   uint64_t step = 0;

@@ -62,6 +62,7 @@ namespace {
 const char *const kUsage =
     "usage: remat-run MODEL.onnx|MODEL.mlir [--inputs DIR] [--outputs DIR]\n"
     "                 [--shape NAME=AxB ...] [--batch N] [--frozen NAME ...]\n"
+    "                 [--padding-idx NAME=ROW ...]\n"
     "                 [--expect DIR [--rtol R] [--atol A]] [--step N] "
     "[--quiet]\n"
     "       remat-run MODEL --train --inputs DIR [--steps N] [training "
@@ -73,6 +74,9 @@ const char *const kUsage =
     "  --shape N=AxB   bind an input's shape (input files bind their own)\n"
     "  --batch N       bind the symbolic batch dim of inputs\n"
     "  --frozen NAME   treat an initializer as a constant buffer\n"
+    "  --padding-idx NAME=ROW\n"
+    "                  an embedding's padding row gets no gradient\n"
+    "                  (torch.nn.Embedding's padding_idx; exporters drop it)\n"
     "  --expect DIR    compare with DIR/output_<i>.pb: |a-b| <= atol + "
     "rtol*|b|\n"
     "  --rtol R        relative tolerance (default 1e-4)\n"
@@ -260,7 +264,8 @@ std::optional<Options> parseCommandLine(int argc, char **argv) {
         "--check-buffers", "--tolerance",   "--max-final-loss",
         "--skip-grad-below", "--budget",    "--strategy",      "--target",
         "--milp-seconds", "--workspace",    "--precision",     "--loss-scale",
-        "--growth-interval", "--init-loss-scale", "--zero-gradient"};
+        "--growth-interval", "--init-loss-scale", "--zero-gradient",
+        "--padding-idx"};
     if (!valued.count(flag))
       throw ToolError("unknown option '" + arg + "' (see --help)");
     if (!hasValue) {
@@ -278,6 +283,8 @@ std::optional<Options> parseCommandLine(int argc, char **argv) {
       options.shapeFlags.push_back(value);
     else if (flag == "--frozen")
       options.frozen.push_back(value);
+    else if (flag == "--padding-idx")
+      options.paddingIdx.push_back(value);
     else if (flag == "--batch")
       options.batch = parseInt(flag, value);
     else if (flag == "--step") {

@@ -465,6 +465,21 @@ LogicalResult GatherOp::inferReturnTypes(MLIRContext *, std::optional<Location> 
   return success();
 }
 
+LogicalResult GatherOp::verify() {
+  std::optional<int64_t> padding = getPaddingIdx();
+  if (!padding)
+    return success();
+  if (getAxis() != 0)
+    return emitOpError("padding_idx needs axis 0 (an embedding lookup), got "
+                       "axis ")
+           << getAxis();
+  const int64_t rows = getInput().getType().getDimSize(0);
+  if (*padding < 0 || *padding >= rows)
+    return emitOpError("padding_idx ")
+           << *padding << " is not a row of the input (" << rows << " rows)";
+  return success();
+}
+
 /// Checks pads (begins then ends, one of each per dim of `input`) and
 /// computes the padded shape; see PadOp's description.
 static LogicalResult padShape(std::optional<Location> loc, StringRef opName,

@@ -294,3 +294,19 @@ func.func @loss_scale_factor(%s: tensor<f32>, %t: tensor<i32>, %f: tensor<i1>) -
   %ns, %nt = remat.loss_scale_update %s, %t, %f {backoff_factor = 0.1 : f64} : (tensor<f32>, tensor<i32>, tensor<i1>) -> (tensor<f32>, tensor<i32>)
   return %ns : tensor<f32>
 }
+
+// -----
+
+func.func @gather_padding_idx_axis(%w: tensor<5x4xf32>, %i: tensor<3xi64>) -> tensor<5x3xf32> {
+  // expected-error@+1 {{padding_idx needs axis 0 (an embedding lookup), got axis 1}}
+  %0 = remat.gather %w, %i {axis = 1 : i64, padding_idx = 0 : i64} : (tensor<5x4xf32>, tensor<3xi64>) -> tensor<5x3xf32>
+  return %0 : tensor<5x3xf32>
+}
+
+// -----
+
+func.func @gather_padding_idx_row(%w: tensor<5x4xf32>, %i: tensor<3xi64>) -> tensor<3x4xf32> {
+  // expected-error@+1 {{padding_idx 5 is not a row of the input (5 rows)}}
+  %0 = remat.gather %w, %i {axis = 0 : i64, padding_idx = 5 : i64} : (tensor<5x4xf32>, tensor<3xi64>) -> tensor<3x4xf32>
+  return %0 : tensor<3x4xf32>
+}

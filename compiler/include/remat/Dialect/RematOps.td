@@ -488,9 +488,17 @@ def Remat_SliceOp : Remat_Op<"slice", [Remat_Differentiable, Pure, InferTypeOpAd
 
 def Remat_GatherOp : Remat_Op<"gather", [Remat_Differentiable, Pure, InferTypeOpAdaptor], Remat_CustomFlops> {
   let summary = "ONNX Gather: index the input along one axis";
+  let description = [{
+    With `padding_idx` (axis 0 only), the gather is an embedding lookup with
+    torch.nn.Embedding's padding_idx: the value is unchanged, but the
+    positions that read that row (by its index or its negative alias)
+    contribute no gradient to it. ONNX has no such attribute and PyTorch's
+    exporters drop it; the importer sets it from `--padding-idx`.
+  }];
   let arguments = (ins Remat_Tensor:$input, Remat_IndexTensor:$indices,
-                   I64Attr:$axis);
+                   I64Attr:$axis, OptionalAttr<I64Attr>:$padding_idx);
   let results = (outs Remat_Tensor:$output);
+  let hasVerifier = 1;
 }
 
 def Remat_GatherElementsOp : Remat_Op<"gather_elements", [Remat_Differentiable, Pure, InferTypeOpAdaptor], Remat_CustomFlops> {

@@ -84,11 +84,33 @@ LogicalResult SliceOp::buildGradient(OpBuilder &b, ArrayRef<Value> dys,
   return success();
 }
 
+/// dy with the positions that read row `padding` (index p, or its negative
+/// alias p - rows) zeroed: torch.nn.Embedding's padding_idx.
+static Value maskPaddingRow(OpBuilder &b, Location loc, Value dy,
+                            Value indices, int64_t padding, int64_t rows) {
+  Type indexType = elementTypeOf(indices);
+  Value isPad = b.create<EqualOp>(loc, indices,
+                                  scalarConstant(b, loc, indexType, padding));
+  Value isAlias = b.create<EqualOp>(
+      loc, indices, scalarConstant(b, loc, indexType, padding - rows));
+  Value either = b.create<OrOp>(loc, isPad, isAlias);
+  // indices [q...] against dy [q..., row dims...]: trailing unit dims.
+  SmallVector<int64_t> shape(tensorTypeOf(indices).getShape());
+  shape.append(tensorTypeOf(dy).getRank() - shape.size(), 1);
+  Value mask = reshapeTo(b, loc, either, shape);
+  return b.create<WhereOp>(loc, mask,
+                           scalarConstant(b, loc, elementTypeOf(dy), 0.0), dy);
+}
+
 LogicalResult GatherOp::buildGradient(OpBuilder &b, ArrayRef<Value> dys,
                                       ArrayRef<bool> needs,
                                       SmallVectorImpl<Value> &grads) {
+  Value dy = dys[0];
+  if (needs[0] && getPaddingIdx())
+    dy = maskPaddingRow(b, getLoc(), dy, getIndices(), *getPaddingIdx(),
+                        getInput().getType().getDimSize(0));
   grads.push_back(needs[0] ? b.create<GatherBackwardOp>(
-                                 getLoc(), getInput().getType(), dys[0],
+                                 getLoc(), getInput().getType(), dy,
                                  getIndices(), getAxisAttr())
                            : Value());
   grads.push_back(Value()); // indices

@@ -42,6 +42,10 @@ struct OnnxImportOptions {
   /// Extra names to treat as frozen (role `buffer`) besides `role=buffer`
   /// doc strings: `--frozen NAME`.
   std::set<std::string> frozen;
+  /// Embedding rows that get no gradient, as torch.nn.Embedding's
+  /// padding_idx, which PyTorch's exporters drop: `--padding-idx NAME=ROW`
+  /// marks every Gather along axis 0 of initializer NAME.
+  std::map<std::string, int64_t> paddingIdx;
 };
 
 /// Imports the model at `path`. On failure, returns null after printing one

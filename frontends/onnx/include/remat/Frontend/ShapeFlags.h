@@ -1,4 +1,4 @@
-//===- ShapeFlags.h - Parsing of --shape NAME=2x64 flags --------*- C++ -*-===//
+//===- ShapeFlags.h - Parsing of NAME=VALUE import flags ---------*- C++ -*-===//
 
 #ifndef REMAT_FRONTEND_SHAPEFLAGS_H
 #define REMAT_FRONTEND_SHAPEFLAGS_H
@@ -15,6 +15,13 @@ namespace remat {
 bool parseShapeFlags(const std::vector<std::string> &flags,
                      std::map<std::string, std::vector<int64_t>> &shapes,
                      std::string &error);
+
+/// Parses `--padding-idx NAME=ROW` flags (ROW may be negative, counting from
+/// the last row, as torch.nn.Embedding allows); on a malformed flag,
+/// returns false with a message naming it.
+bool parsePaddingIdxFlags(const std::vector<std::string> &flags,
+                          std::map<std::string, int64_t> &rows,
+                          std::string &error);
 
 } // namespace remat
 
