@@ -1,17 +1,22 @@
 //===- DataMovementGrad.cu - Gather(Elements), slice and pad backward -----===//
 //
-// The CUDA versions of runtime/cpu/DataMovementGrad.cpp. Gather backward
-// scatter-adds dy into the zeroed dx with atomicAdd in the compute type
-// (repeated indices, e.g. an embedding's tokens, accumulate in a
-// nondeterministic order; the CPU sums in double). Slice backward zeroes dx
-// and scatters dy to the sliced positions, which are distinct. Pad backward
-// gathers instead: one thread per dx element sums, in the compute type and
-// a fixed order, the dy positions that read it (deterministic, no atomics).
-// GatherElements backward gives each line along the axis to one thread,
-// which adds its dy elements in order into its own line of the zeroed dx:
-// lines are disjoint, so no atomics, and the order is the CPU's. For F16 and
-// BF16 the two scatter-adds accumulate in fp32 (FloatAccumulation.cuh) and
-// round each dx element once.
+// The CUDA versions of runtime/cpu/DataMovementGrad.cpp, all deterministic
+// (no float atomics):
+// - Gather backward sorts the positions by the row they read (a stable
+//   radix sort, cub::DeviceRadixSort, in the workspace scratch); the thread
+//   at the start of each row's run then sums that run's dy elements in
+//   position order, in the compute type, and writes the dx element once.
+//   Repeated indices (an embedding's tokens) so add in the same order on
+//   every run; rows no index reads are zero.
+// - Slice backward zeroes dx and scatters dy to the sliced positions,
+//   which are distinct.
+// - Pad backward gathers: one thread per dx element sums, in the compute
+//   type and a fixed order, the dy positions that read it.
+// - GatherElements backward gives each line along the axis to one thread,
+//   which adds its dy elements in order into its own line of the zeroed dx:
+//   lines are disjoint, so no atomics, and the order is the CPU's. For F16
+//   and BF16 it accumulates in fp32 (FloatAccumulation.cuh) and rounds each
+//   dx element once.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,33 +27,54 @@
 #include "FloatAccumulation.cuh"
 #include "Indexing.cuh"
 
+#include <cub/device/device_radix_sort.cuh>
+
+#include <climits>
+
 namespace remat::rt::cuda {
 using namespace detail;
 
 namespace {
 
-/// Adds each dy element to its dx element when that lies in [lo, hi) (dx
-/// points at element lo: all of dx for F32/F64, a window of an fp32
-/// accumulator for 16-bit data).
-template <typename T, typename I, typename Acc>
-__global__ void gatherBackwardKernel(const T *dy, const I *indices, Acc *dx,
-                                     int64_t total, int64_t count,
-                                     int64_t inner, int64_t axisSize,
-                                     int64_t lo, int64_t hi,
-                                     DeviceStatus *status) {
-  REMAT_GRID_STRIDE_LOOP(e, total) {
-    const int64_t k = e % inner;
-    const int64_t t = e / inner; // outer * count + p
-    const int64_t p = t % count, o = t / count;
+/// The sort keys of gather backward: the row along the axis that each
+/// position reads (negative indices wrapped), or axisSize for an index out
+/// of range (reported, sorted last and skipped); and the positions.
+template <typename I>
+__global__ void gatherRowKeysKernel(const I *indices, int32_t *rows,
+                                    int32_t *positions, int64_t count,
+                                    int64_t axisSize, DeviceStatus *status) {
+  REMAT_GRID_STRIDE_LOOP(p, count) {
     const int64_t v = static_cast<int64_t>(indices[p]);
+    int64_t row = v < 0 ? v + axisSize : v;
     if (v < -axisSize || v >= axisSize) {
       reportError(status, kGatherBackwardIndex, v);
-      continue;
+      row = axisSize;
     }
-    const int64_t i = v < 0 ? v + axisSize : v;
-    const int64_t target = (o * axisSize + i) * inner + k;
-    if (target >= lo && target < hi)
-      atomicAdd(dx + (target - lo), static_cast<Acc>(toCompute(dy[e])));
+    rows[p] = static_cast<int32_t>(row);
+    positions[p] = static_cast<int32_t>(p);
+  }
+}
+
+/// dx from the positions sorted by row (`rows`, `positions`): one thread
+/// per (outer slice, sorted position, inner element); the thread at the
+/// first position of a row's run sums the run's dy elements in position
+/// order and writes that dx element, the others return.
+template <typename T>
+__global__ void gatherBackwardRunsKernel(const T *dy, const int32_t *rows,
+                                         const int32_t *positions, T *dx,
+                                         int64_t total, int64_t count,
+                                         int64_t inner, int64_t axisSize) {
+  REMAT_GRID_STRIDE_LOOP(e, total) {
+    const int64_t k = e % inner;
+    const int64_t t = e / inner; // outer * count + sorted position
+    const int64_t q = t % count, o = t / count;
+    const int32_t row = rows[q];
+    if (row >= axisSize || (q > 0 && rows[q - 1] == row))
+      continue;
+    ComputeType<T> sum = ComputeType<T>(0);
+    for (int64_t r = q; r < count && rows[r] == row; ++r)
+      sum += toCompute(dy[(o * count + positions[r]) * inner + k]);
+    dx[(o * axisSize + row) * inner + k] = fromCompute<T>(sum);
   }
 }
 
@@ -100,27 +126,49 @@ void gatherBackward(const TensorView &dy, const TensorView &indices,
   const char *kernel = "gatherBackward";
   const AxisExtents e = checkGatherBackward(kernel, dy, indices, dx, axis);
   const int64_t count = indices.numel();
+  if (count > INT_MAX || e.size >= INT_MAX)
+    fail(kernel, "sorts 32-bit rows and positions: " + std::to_string(count) +
+                     " indices into " + std::to_string(e.size) +
+                     " rows is too many");
   Context &ctx = context(kernel);
+  zeroAsync(dx.data, dx.bytes(), kernel);
+  const int64_t total = dy.numel();
+  if (total == 0 || count == 0)
+    return;
+  // Rows as keys, positions as values; the sort is stable, so each row's
+  // positions stay in increasing order. Keys need the bits of axisSize.
+  Scratch scratch(kernel);
+  int32_t *rows = scratch.take<int32_t>(count);
+  int32_t *positions = scratch.take<int32_t>(count);
+  int32_t *sortedRows = scratch.take<int32_t>(count);
+  int32_t *sortedPositions = scratch.take<int32_t>(count);
+  int endBit = 1;
+  while (endBit < 31 && (int64_t(1) << endBit) <= e.size)
+    ++endBit;
+  size_t sortBytes = 0;
+  checkCuda(cub::DeviceRadixSort::SortPairs(
+                nullptr, sortBytes, rows, sortedRows, positions,
+                sortedPositions, static_cast<int>(count), 0, endBit,
+                ctx.stream),
+            kernel, "cub::DeviceRadixSort::SortPairs (sizing)");
+  void *sortScratch = scratch.take<char>(sortBytes);
+  dispatchIndex(indices.dtype, kernel, [&](auto indexTag) {
+    using I = typename decltype(indexTag)::type;
+    gatherRowKeysKernel<<<gridFor(count), kThreads, 0, ctx.stream>>>(
+        indices.as<const I>(), rows, positions, count, e.size, ctx.status);
+    checkLaunch(kernel);
+  });
+  checkCuda(cub::DeviceRadixSort::SortPairs(
+                sortScratch, sortBytes, rows, sortedRows, positions,
+                sortedPositions, static_cast<int>(count), 0, endBit,
+                ctx.stream),
+            kernel, "cub::DeviceRadixSort::SortPairs");
   dispatchFloatStorage(dy.dtype, kernel, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    dispatchIndex(indices.dtype, kernel, [&](auto indexTag) {
-      using I = typename decltype(indexTag)::type;
-      const int64_t total = dy.numel(), size = dx.numel();
-      auto scatter = [&](auto *acc, int64_t lo, int64_t hi) {
-        if (total == 0)
-          return;
-        gatherBackwardKernel<<<gridFor(total), kThreads, 0, ctx.stream>>>(
-            dy.as<const T>(), indices.as<const I>(), acc, total, count,
-            e.inner, e.size, lo, hi, ctx.status);
-        checkLaunch(kernel);
-      };
-      if constexpr (kIsHalfStorage<T>) {
-        accumulateInFloat(kernel, dx.as<T>(), size, 1, scatter);
-      } else {
-        zeroAsync(dx.data, dx.bytes(), kernel);
-        scatter(dx.as<T>(), 0, size);
-      }
-    });
+    gatherBackwardRunsKernel<<<gridFor(total), kThreads, 0, ctx.stream>>>(
+        dy.as<const T>(), sortedRows, sortedPositions, dx.as<T>(), total,
+        count, e.inner, e.size);
+    checkLaunch(kernel);
   });
 }
 

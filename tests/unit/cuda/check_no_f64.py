@@ -53,7 +53,7 @@ LIBDEVICE_TRIG_REDUCTION = re.compile(
 # work: issue 17); Resize is not on a transformer's path.
 COORDINATE_F64 = {
     "resizeNearestKernel": "ONNX coordinate transform in double",
-    "resizeLinearKernel": "ONNX coordinate transform in double",
+    "resizeInterpolatedKernel": "ONNX coordinate transform and cubic weights in double",
     "resizeBackwardKernel": "ONNX coordinate transform in double",
 }
 
