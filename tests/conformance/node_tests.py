@@ -47,7 +47,6 @@ SUPPORTED_FAMILIES = [
 # belong to another op that shares the prefix, or use a dtype outside the
 # dialect).
 EXCLUDED = {
-    r"^reduce_sum_square": "ReduceSumSquare is a different op (unsupported)",
     r"^maxunpool": "MaxUnpool is a different op (unsupported)",
     r"^identity_(opt|sequence)": "optional/sequence types are not tensors",
     r"^(add|sub|mul|div|equal|greater|less|greater_equal|less_equal)_(u?int8|u?int16|uint32|uint64)(_expanded)?$": "8/16-bit and unsigned integer arithmetic: not a training-graph dtype",
