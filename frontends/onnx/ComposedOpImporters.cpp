@@ -2,8 +2,8 @@
 //
 // Operators whose ONNX definition is itself a function of simpler operators
 // (RMSNormalization-23, RotaryEmbedding-23, InstanceNormalization, variadic
-// Sum and Mean, GreaterOrEqual, LessOrEqual, HardSwish), and ConvTranspose (a convolution's input gradient), import
-// as that composition
+// Sum and Mean, GreaterOrEqual, LessOrEqual, HardSwish, ReduceSumSquare), and
+// ConvTranspose (a convolution's input gradient), import as that composition
 // of dialect ops, so they inherit the gradients, kernels and cost model of
 // those ops. Each follows the operator's reference definition step by step
 // (onnx/reference/ops in the onnx package) so that results match ONNX's own.
@@ -420,6 +420,27 @@ LogicalResult importHardSwish(NodeImporter &n) {
   return c.ok() ? n.out(0, y) : failure();
 }
 
+/// ReduceSumSquare (opsets 1, 11, 13, 18): ReduceSum(X * X), with axes an
+/// attribute before opset 18 and an input from 18 (NodeImporter::reduceAxes).
+/// With noop_with_empty_axes and no axes the result is X * X: ONNX's
+/// reference squares and then skips only the reduction.
+LogicalResult importReduceSumSquare(NodeImporter &n) {
+  Value x = n.in(0, "data");
+  if (!x)
+    return failure();
+  bool noop = false;
+  auto axes = n.reduceAxes(typeOf(x).getRank(), noop);
+  auto keep = n.attrInt("keepdims", 1);
+  if (!axes || !keep)
+    return failure();
+  Composer c(n);
+  Value y = c.op<MulOp>(x, x);
+  if (!noop)
+    y = c.op<ReduceSumOp>(y, n.b.getDenseI64ArrayAttr(*axes),
+                          n.b.getBoolAttr(*keep != 0));
+  return c.ok() ? n.out(0, y) : failure();
+}
+
 } // namespace
 
 const llvm::StringMap<OpHandler> &composedOpHandlers() {
@@ -433,6 +454,7 @@ const llvm::StringMap<OpHandler> &composedOpHandlers() {
       {"GreaterOrEqual", importOrEqual<GreaterOp>},
       {"LessOrEqual", importOrEqual<LessOp>},
       {"HardSwish", importHardSwish},
+      {"ReduceSumSquare", importReduceSumSquare},
   };
   return table;
 }

@@ -736,7 +736,7 @@ struct Window {
 /// Reads strides, dilations, pads and auto_pad for `spatial` dims with the
 /// given kernel; SAME_* pads are made explicit.
 std::optional<Window> readWindow(NodeImporter &n, ArrayRef<int64_t> inShape,
-                                 std::vector<int64_t> kernel, bool dilationsOk) {
+                                 std::vector<int64_t> kernel) {
   size_t k = kernel.size();
   Window w;
   w.kernel = kernel;
@@ -749,12 +749,6 @@ std::optional<Window> readWindow(NodeImporter &n, ArrayRef<int64_t> inShape,
   if (!dil)
     return std::nullopt;
   w.dilations = has ? *dil : std::vector<int64_t>(k, 1);
-  if (!dilationsOk)
-    for (int64_t d : w.dilations)
-      if (d != 1) {
-        (void)n.fail("dilations are not supported");
-        return std::nullopt;
-      }
   auto pads = n.attrInts("pads", &has);
   if (!pads)
     return std::nullopt;
@@ -813,7 +807,7 @@ LogicalResult importConv(NodeImporter &n) {
   auto group = n.attrInt("group", 1);
   if (!group)
     return failure();
-  auto win = readWindow(n, typeOf(x).getShape(), kernel, true);
+  auto win = readWindow(n, typeOf(x).getShape(), kernel);
   if (!win)
     return failure();
   Operation *op = n.ic.create<ConvOp>(
@@ -839,7 +833,7 @@ LogicalResult importMaxPool(NodeImporter &n) {
     return failure();
   if (*order != 0)
     return n.fail("storage_order " + Twine(*order) + " is not supported");
-  auto win = readWindow(n, typeOf(x).getShape(), *kernel, true);
+  auto win = readWindow(n, typeOf(x).getShape(), *kernel);
   if (!win)
     return failure();
   Operation *op = n.ic.create<MaxPoolOp>(
@@ -863,13 +857,14 @@ LogicalResult importAveragePool(NodeImporter &n) {
   auto countPad = n.attrInt("count_include_pad", 0);
   if (!ceil || !countPad)
     return failure();
-  auto win = readWindow(n, typeOf(x).getShape(), *kernel, false);
+  auto win = readWindow(n, typeOf(x).getShape(), *kernel);
   if (!win)
     return failure();
   Operation *op = n.ic.create<AveragePoolOp>(
       n.loc, x, n.b.getDenseI64ArrayAttr(win->kernel),
       n.b.getDenseI64ArrayAttr(win->strides), n.b.getDenseI64ArrayAttr(win->pads),
-      n.b.getBoolAttr(*ceil != 0), n.b.getBoolAttr(*countPad != 0));
+      n.b.getDenseI64ArrayAttr(win->dilations), n.b.getBoolAttr(*ceil != 0),
+      n.b.getBoolAttr(*countPad != 0));
   return emit(n, op, "remat.average_pool");
 }
 

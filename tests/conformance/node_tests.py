@@ -47,13 +47,11 @@ SUPPORTED_FAMILIES = [
 # belong to another op that shares the prefix, or use a dtype outside the
 # dialect).
 EXCLUDED = {
-    r"^reduce_sum_square": "ReduceSumSquare is a different op (unsupported)",
     r"^maxunpool": "MaxUnpool is a different op (unsupported)",
     r"^identity_(opt|sequence)": "optional/sequence types are not tensors",
     r"^(add|sub|mul|div|equal|greater|less|greater_equal|less_equal)_(u?int8|u?int16|uint32|uint64)(_expanded)?$": "8/16-bit and unsigned integer arithmetic: not a training-graph dtype",
     r"^equal_string": "strings are not tensors of numbers",
     r"^cast(like)?_.*(FLOAT8|FLOAT4|INT4|UINT4|INT2|UINT2|e8m0)": "float8/float4/int4/int2 storage formats (opsets 19-25) are not dialect dtypes",
-    r"^averagepool_.*dilations": "AveragePool dilations (opset 19) are refused by name: PyTorch's AvgPool has no dilation, so no exporter writes them",
     r"^reduce_max_bool_inputs$": "bool reductions (ReduceMax-20): not a training-graph value",
     r"^split_to_sequence": "the graph's output is a sequence: sequences are resolved at import and graph outputs must be tensors (SplitToSequence itself runs in tests/models/modern/sequences and onnx-simple/test_sequence_model*)",
     r"^resize_.*antialias": "antialiased downscaling (Resize-18 antialias) is refused by name: not implemented",

@@ -310,11 +310,10 @@ LogicalResult AveragePoolOp::inferReturnTypes(MLIRContext *,
                                               SmallVectorImpl<Type> &types) {
   auto input = rankedType(adaptor.getInput());
   SmallVector<int64_t> shape(input.getShape().take_front(2));
-  SmallVector<int64_t> ones(adaptor.getKernelShape().size(), 1);
   if (failed(inferWindowShape(loc, "average_pool", input,
                               adaptor.getKernelShape(), adaptor.getStrides(),
-                              adaptor.getPads(), ones, adaptor.getCeilMode(),
-                              shape)))
+                              adaptor.getPads(), adaptor.getDilations(),
+                              adaptor.getCeilMode(), shape)))
     return failure();
   types.push_back(RankedTensorType::get(shape, input.getElementType()));
   return success();

@@ -49,7 +49,10 @@ func.func @cnn_pieces(%x: tensor<2x3x9x9xf32>, %w: tensor<8x3x3x3xf32>, %b: tens
   %r = remat.relu %y : (tensor<2x8x5x5xf32>) -> tensor<2x8x5x5xf32>
   // CHECK: remat.max_pool {{.*}} -> (tensor<2x8x3x3xf32>, tensor<2x8x3x3xi64>)
   %p, %idx = remat.max_pool %r {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>} : (tensor<2x8x5x5xf32>) -> (tensor<2x8x3x3xf32>, tensor<2x8x3x3xi64>)
-  %a = remat.average_pool %p {kernel_shape = array<i64: 2, 2>, strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, ceil_mode = true} : (tensor<2x8x3x3xf32>) -> tensor<2x8x2x2xf32>
+  %a = remat.average_pool %p {kernel_shape = array<i64: 2, 2>, strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, ceil_mode = true} : (tensor<2x8x3x3xf32>) -> tensor<2x8x2x2xf32>
+  // Dilation 2 spans 3 positions: (5 + 1 - 3) / 1 + 1 = 4 along H.
+  // CHECK: remat.average_pool {{.*}}dilations = array<i64: 2, 1>{{.*}} -> tensor<2x8x4x4xf32>
+  %ad = remat.average_pool %r {kernel_shape = array<i64: 2, 2>, strides = array<i64: 1, 1>, pads = array<i64: 1, 0, 0, 0>, dilations = array<i64: 2, 1>} : (tensor<2x8x5x5xf32>) -> tensor<2x8x4x4xf32>
   %g = remat.global_average_pool %a : (tensor<2x8x2x2xf32>) -> tensor<2x8x1x1xf32>
   return %g : tensor<2x8x1x1xf32>
 }

@@ -493,3 +493,17 @@ save(model([h.make_node("ReduceMax", ["n"], ["limit"], name="limit", keepdims=0)
            [tin("n", [3], T.INT64)], [tout("r", 1, T.INT64)],
            inits=[i64_scalar("zero", 0), i64_scalar("one", 1)]),
      "range_runtime_limit.onnx")
+
+# ReduceSumSquare, imported as ReduceSum(X * X): axes as an input (opset 18,
+# a negative axis, keepdims 0), all axes, noop_with_empty_axes (X * X alone),
+# the axes attribute (opset 13), and axes known only at run time (refused).
+save(model([h.make_node("ReduceSumSquare", ["x", "axes"], ["s"], name="last", keepdims=0),
+            h.make_node("ReduceSumSquare", ["x"], ["all"], name="all"),
+            h.make_node("ReduceSumSquare", ["x"], ["sq"], name="noop", noop_with_empty_axes=1)],
+           [tin("x", [2, 3, 4])], [tout("s", 2), tout("all", 3), tout("sq", 3)],
+           inits=[i64("axes", [-1])]), "reduce_sum_square18.onnx")
+save(model([h.make_node("ReduceSumSquare", ["x"], ["s"], name="rows", axes=[0])],
+           [tin("x", [2, 3])], [tout("s", 2)], opset=13), "reduce_sum_square13.onnx")
+save(model([h.make_node("ReduceSumSquare", ["x", "axes"], ["s"], name="dynamic")],
+           [tin("x", [2, 3]), tin("axes", [1], T.INT64)], [tout("s", 2)]),
+     "reduce_sum_square_runtime_axes.onnx")

@@ -595,7 +595,7 @@ INSTANTIATE_TEST_SUITE_P(
 struct AvgPoolCase {
   const char *name;
   rt::Shape input, out;
-  std::vector<int64_t> kernel, strides, pads;
+  std::vector<int64_t> kernel, strides, pads, dilations;
   bool ceilMode;
 };
 
@@ -610,6 +610,7 @@ TEST_P(AveragePoolGradient, MatchesFiniteDifferences) {
   f.param("x", c.input);
   f.op("%y = remat.average_pool %x {kernel_shape = " + i64Array(c.kernel) +
        ", strides = " + i64Array(c.strides) + ", pads = " + i64Array(c.pads) +
+       ", dilations = " + i64Array(c.dilations) +
        ", ceil_mode = " + (c.ceilMode ? "true" : "false") +
        ", count_include_pad = " + (countIncludePad ? "true" : "false") + "} : (" +
        T(c.input) + ") -> " + T(c.out));
@@ -622,18 +623,26 @@ INSTANTIATE_TEST_SUITE_P(
         ::testing::Values(
             // H: (5 + 2 - 3) / 2 + 1 = 3; W: (6 + 1 - 3) / 2 + 1 = 3.
             AvgPoolCase{"Padded2D", {1, 2, 5, 6}, {1, 2, 3, 3}, {3, 3}, {2, 2},
-                        {1, 1, 1, 0}, false},
+                        {1, 1, 1, 0}, {1, 1}, false},
             // H: ceil((5 + 1 - 3) / 2) + 1 = 3 (floor: 2); W: ceil((6 + 0 - 3)
             // / 2) + 1 = 3 (floor: 2): the last windows hang over the end.
             AvgPoolCase{"CeilMode2D", {1, 2, 5, 6}, {1, 2, 3, 3}, {3, 3}, {2, 2},
-                        {1, 0, 0, 0}, true},
+                        {1, 0, 0, 0}, {1, 1}, true},
             // ceil((9 + 1 - 3) / 2) + 1 = 5 (floor: 4).
             AvgPoolCase{"CeilMode1DPadded", {2, 2, 9}, {2, 2, 5}, {3}, {2}, {1, 0},
-                        true},
+                        {1}, true},
             // D: 3 - 2 + 1 = 2; H: (4 + 1 - 2) / 2 + 1 = 2;
             // W: (4 + 2 - 2) / 2 + 1 = 3.
             AvgPoolCase{"Padded3D", {1, 2, 3, 4, 4}, {1, 2, 2, 2, 3}, {2, 2, 2},
-                        {1, 2, 2}, {0, 1, 1, 0, 0, 1}, false}),
+                        {1, 2, 2}, {0, 1, 1, 0, 0, 1}, {1, 1, 1}, false},
+            // Dilated windows (AveragePool-19), spans 3 and 5:
+            // H: (7 + 1 - 3) / 1 + 1 = 6; W: (6 + 1 - 5) / 2 + 1 = 2.
+            AvgPoolCase{"Dilated2D", {1, 2, 7, 6}, {1, 2, 6, 2}, {2, 3}, {1, 2},
+                        {1, 0, 0, 1}, {2, 2}, false},
+            // Span 5: ceil((9 + 1 - 5) / 2) + 1 = 4 (floor: 3), so the last
+            // window's taps overhang the input.
+            AvgPoolCase{"DilatedCeilMode1D", {2, 2, 9}, {2, 2, 4}, {3}, {2},
+                        {1, 0}, {2}, true}),
         ::testing::Bool()),
     [](const ::testing::TestParamInfo<std::tuple<AvgPoolCase, bool>> &info) {
       return std::string(std::get<0>(info.param).name) +

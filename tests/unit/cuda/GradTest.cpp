@@ -255,32 +255,43 @@ TEST_F(CudaGrad, ConvBackwardDataAndFilter) {
 }
 
 TEST_F(CudaGrad, PoolingBackward) {
-  // Overlapping windows (stride < kernel): indices repeat.
-  const WindowParams params{{3, 3}, {2, 2}, {1, 1, 1, 1}, {}};
-  for (DType dtype : {DType::F32, DType::F64}) {
-    Tensor x = randomTensor(dtype, {2, 3, 9, 9}, 40);
-    const Shape yShape = {2, 3, 5, 5};
-    Tensor y(dtype, yShape), idx(DType::I64, yShape);
-    rt::maxPool(x.view(), y.view(), idx.view(), params);
-    Tensor dy = randomTensor(dtype, yShape, 41);
-    Tensor dx(dtype, x.shape());
-    rt::maxPoolBackward(dy.view(), idx.view(), dx.view());
-    DeviceTensor dIdx(idx), dDy(dy), dDx(dtype, x.shape());
-    cuda::fill(dDx.view(), 5);
-    cuda::maxPoolBackward(dDy.view(), dIdx.view(), dDx.view());
-    expectNear(dDx.host(), dx, tolerance(dtype), "max");
+  struct Case {
+    Shape x, y;
+    WindowParams params;
+  };
+  const Case cases[] = {
+      // Overlapping windows (stride < kernel): indices repeat.
+      {{2, 3, 9, 9}, {2, 3, 5, 5}, {{3, 3}, {2, 2}, {1, 1, 1, 1}, {}}},
+      // Dilated windows with a ceil-mode overhang (H: 4 outputs, floor 3).
+      {{2, 3, 9, 8}, {2, 3, 4, 6}, {{3, 2}, {2, 1}, {1, 0, 0, 1}, {2, 3}}},
+  };
+  for (const Case &c : cases)
+    for (DType dtype : {DType::F32, DType::F64}) {
+      const WindowParams &params = c.params;
+      const std::string what = " " + shapeToString(c.x);
+      Tensor x = randomTensor(dtype, c.x, 40);
+      const Shape &yShape = c.y;
+      Tensor y(dtype, yShape), idx(DType::I64, yShape);
+      rt::maxPool(x.view(), y.view(), idx.view(), params);
+      Tensor dy = randomTensor(dtype, yShape, 41);
+      Tensor dx(dtype, x.shape());
+      rt::maxPoolBackward(dy.view(), idx.view(), dx.view());
+      DeviceTensor dIdx(idx), dDy(dy), dDx(dtype, x.shape());
+      cuda::fill(dDx.view(), 5);
+      cuda::maxPoolBackward(dDy.view(), dIdx.view(), dDx.view());
+      expectNear(dDx.host(), dx, tolerance(dtype), "max" + what);
 
-    for (bool includePad : {false, true}) {
-      Tensor ax(dtype, x.shape());
-      rt::averagePoolBackward(dy.view(), ax.view(), params, includePad);
-      DeviceTensor dAx(dtype, x.shape());
-      cuda::averagePoolBackward(dDy.view(), dAx.view(), params, includePad);
-      if (dtype == DType::F64)
-        expectSame(dAx.host(), ax, "average");
-      else
-        expectNear(dAx.host(), ax, tolerance(dtype), "average");
+      for (bool includePad : {false, true}) {
+        Tensor ax(dtype, x.shape());
+        rt::averagePoolBackward(dy.view(), ax.view(), params, includePad);
+        DeviceTensor dAx(dtype, x.shape());
+        cuda::averagePoolBackward(dDy.view(), dAx.view(), params, includePad);
+        if (dtype == DType::F64)
+          expectSame(dAx.host(), ax, "average" + what);
+        else
+          expectNear(dAx.host(), ax, tolerance(dtype), "average" + what);
+      }
     }
-  }
   Tensor bad = make(DType::I64, {1, 1, 1}, {1000});
   DeviceTensor dBad(bad), dDy1(DType::F32, {1, 1, 1}),
       dDx1(DType::F32, {1, 1, 4});

@@ -165,6 +165,9 @@ const std::vector<PoolCase> &poolCases() {
       {{1, 2, 6, 7}, {3, 2}, {2, 2}, {1, 0, 1, 0}, {1, 1}, true},  // ceil overhang
       {{1, 1, 8, 8}, {3, 3}, {3, 2}, {0, 1, 0, 0}, {1, 1}, true},  // asym pads
       {{1, 1, 9, 9}, {2, 2}, {1, 2}, {1, 1, 1, 1}, {2, 2}, false}, // dilated
+      {{1, 2, 9, 8}, {3, 2}, {2, 1}, {1, 0, 0, 1}, {2, 3}, true},  // dilated, ceil overhang
+      {{1, 1, 5, 6, 7}, {2, 2, 2}, {1, 2, 3}, {0, 1, 1, 0, 0, 1}, {2, 2, 3},
+       false}, // dilated 3-D
       {{1, 2, 4, 5, 6}, {2, 2, 3}, {2, 1, 2}, {1, 0, 1, 0, 1, 1}, {1, 1, 1},
        true},
   };
@@ -284,6 +287,28 @@ TEST(ConvPoolTest, AveragePoolHandComputedBorder) {
   EXPECT_EQ(values(y), (std::vector<double>{1, 2.5, 5.5, 7}));
   averagePool(x.view(), y.view(), p, true);
   EXPECT_EQ(values(y), (std::vector<double>{0.25, 1.25, 2.75, 7}));
+}
+
+TEST(ConvPoolTest, AveragePoolHandComputedDilated) {
+  // x = 1..5, kernel 2, dilation 2 (taps o*s - pad and o*s - pad + 2); the
+  // expected values are also what onnx.reference gives for AveragePool-19.
+  Tensor x = make(DType::F64, {1, 1, 5}, {1, 2, 3, 4, 5});
+  // Stride 1, pad 1 each side: the first and last windows each have one tap
+  // in the padding, which only count_include_pad counts.
+  Tensor y(DType::F64, {1, 1, 5});
+  WindowParams p{{2}, {1}, {1, 1}, {2}};
+  averagePool(x.view(), y.view(), p, false);
+  EXPECT_EQ(values(y), (std::vector<double>{2, 2, 3, 4, 4}));
+  averagePool(x.view(), y.view(), p, true);
+  EXPECT_EQ(values(y), (std::vector<double>{1, 2, 3, 4, 2}));
+  // Stride 2, end pad 1, ceil mode: the last window's second tap (6) lies
+  // past the padded input, so neither divisor counts it.
+  Tensor yc(DType::F64, {1, 1, 3});
+  WindowParams pc{{2}, {2}, {0, 1}, {2}};
+  for (bool includePad : {false, true}) {
+    averagePool(x.view(), yc.view(), pc, includePad);
+    EXPECT_EQ(values(yc), (std::vector<double>{2, 4, 5})) << includePad;
+  }
 }
 
 TEST(ConvPoolTest, GlobalAveragePool) {

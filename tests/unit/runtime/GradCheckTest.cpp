@@ -413,6 +413,10 @@ const std::vector<PoolGradCase> &poolGradCases() {
                                            {1, 1}}, true},
       {"3-D", {1, 2, 4, 5, 4}, {{2, 2, 3}, {2, 1, 2}, {1, 0, 1, 0, 1, 1},
                                 {1, 1, 1}}, true},
+      {"2-D dilated ceil overhang", {1, 2, 9, 8},
+       {{3, 2}, {2, 1}, {1, 0, 0, 1}, {2, 3}}, true},
+      {"3-D dilated", {1, 1, 5, 6, 7},
+       {{2, 2, 2}, {1, 2, 3}, {0, 1, 1, 0, 0, 1}, {2, 2, 3}}, false},
   };
   return cases;
 }

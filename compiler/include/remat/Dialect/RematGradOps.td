@@ -157,7 +157,7 @@ def Remat_AveragePoolBackwardOp : Remat_GradOp<"average_pool_backward"> {
   let summary = "spreads dy over each window with the forward's divisor";
   let arguments = (ins Remat_FloatTensor:$output_grad,
                    DenseI64ArrayAttr:$kernel_shape, DenseI64ArrayAttr:$strides,
-                   DenseI64ArrayAttr:$pads,
+                   DenseI64ArrayAttr:$pads, DenseI64ArrayAttr:$dilations,
                    DefaultValuedAttr<BoolAttr, "false">:$ceil_mode,
                    DefaultValuedAttr<BoolAttr, "false">:$count_include_pad);
   let results = (outs Remat_FloatTensor:$input_grad);

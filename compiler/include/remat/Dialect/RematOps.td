@@ -420,10 +420,10 @@ def Remat_MaxPoolOp : Remat_Op<"max_pool", [Remat_Differentiable, Pure, InferTyp
 }
 
 def Remat_AveragePoolOp : Remat_Op<"average_pool", [Remat_Differentiable, Pure, InferTypeOpAdaptor], Remat_CustomFlops> {
-  let summary = "average pooling";
+  let summary = "average pooling (dilated windows as AveragePool-19)";
   let arguments = (ins Remat_FloatTensor:$input,
                    DenseI64ArrayAttr:$kernel_shape, DenseI64ArrayAttr:$strides,
-                   DenseI64ArrayAttr:$pads,
+                   DenseI64ArrayAttr:$pads, DenseI64ArrayAttr:$dilations,
                    DefaultValuedAttr<BoolAttr, "false">:$ceil_mode,
                    DefaultValuedAttr<BoolAttr, "false">:$count_include_pad);
   let results = (outs Remat_FloatTensor:$output);

@@ -102,19 +102,16 @@ inline std::vector<int64_t> staticShape(mlir::Value value) {
   return toVector(llvm::cast<mlir::RankedTensorType>(value.getType()).getShape());
 }
 
-/// Window parameters of a pooling op, or of a conv whose kernel is given
-/// (dilations default to 1).
+/// Window parameters of a pooling op, or of a conv whose kernel is given.
 inline rt::WindowParams window(llvm::ArrayRef<int64_t> kernel,
                                llvm::ArrayRef<int64_t> strides,
                                llvm::ArrayRef<int64_t> pads,
-                               llvm::ArrayRef<int64_t> dilations = {}) {
+                               llvm::ArrayRef<int64_t> dilations) {
   rt::WindowParams params;
   params.kernel = toVector(kernel);
   params.strides = toVector(strides);
   params.pads = toVector(pads);
-  params.dilations = dilations.empty()
-                         ? std::vector<int64_t>(kernel.size(), 1)
-                         : toVector(dilations);
+  params.dilations = toVector(dilations);
   return params;
 }
 
@@ -515,7 +512,7 @@ template <typename Call> void KernelBindings<Call>::bindConvPool() {
     return c.call(REMAT_KERNEL(averagePool), c.operand(op.getInput()),
                   c.result(op.getOutput()),
                   binding::window(op.getKernelShape(), op.getStrides(),
-                                  op.getPads()),
+                                  op.getPads(), op.getDilations()),
                   op.getCountIncludePad());
   });
   bind<GlobalAveragePoolOp>([](GlobalAveragePoolOp op, Call &c) {
@@ -695,7 +692,7 @@ template <typename Call> void KernelBindings<Call>::bindBackward() {
     return c.call(REMAT_KERNEL_WITH_SCRATCH(averagePoolBackward), c.operand(op.getOutputGrad()),
                   c.result(op.getInputGrad()),
                   binding::window(op.getKernelShape(), op.getStrides(),
-                                  op.getPads()),
+                                  op.getPads(), op.getDilations()),
                   op.getCountIncludePad());
   });
   bind<GatherBackwardOp>([](GatherBackwardOp op, Call &c) {

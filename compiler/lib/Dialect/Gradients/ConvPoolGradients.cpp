@@ -72,8 +72,8 @@ LogicalResult AveragePoolOp::buildGradient(OpBuilder &b, ArrayRef<Value> dys,
   grads.push_back(needs[0] ? b.create<AveragePoolBackwardOp>(
                                  getLoc(), getInput().getType(), dys[0],
                                  getKernelShapeAttr(), getStridesAttr(),
-                                 getPadsAttr(), getCeilModeAttr(),
-                                 getCountIncludePadAttr())
+                                 getPadsAttr(), getDilationsAttr(),
+                                 getCeilModeAttr(), getCountIncludePadAttr())
                            : Value());
   return success();
 }
