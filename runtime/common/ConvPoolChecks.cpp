@@ -77,11 +77,13 @@ void checkPoolGrad(const char *kernel, const TensorView &dy,
           kernel, "dy and dx must be [N, C, spatial...] alike");
 }
 
-void checkMaxPoolBackward(const char *kernel, const TensorView &dy,
-                          const TensorView &indices, const TensorView &dx) {
-  requireDType(dx, dy.dtype, kernel, "dx");
+Window3 checkMaxPoolBackward(const char *kernel, const TensorView &dy,
+                             const TensorView &indices, const TensorView &dx,
+                             const WindowParams &params) {
+  checkPoolGrad(kernel, dy, dx);
   requireDType(indices, DType::I64, kernel, "indices");
   requireShape(indices, dy.shape, kernel, "indices");
+  return makeWindow(kernel, dx, dy, params, params.kernel);
 }
 
 } // namespace remat::rt::common

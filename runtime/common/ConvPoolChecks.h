@@ -38,9 +38,11 @@ Window3 checkMaxPool(const char *kernel, const TensorView &x,
 void checkPoolGrad(const char *kernel, const TensorView &dy,
                    const TensorView &dx);
 
-/// maxPoolBackward: dx of dy's dtype and I64 indices shaped as dy.
-void checkMaxPoolBackward(const char *kernel, const TensorView &dy,
-                          const TensorView &indices, const TensorView &dx);
+/// maxPoolBackward: checkPoolGrad, I64 indices shaped as dy, and the
+/// forward's window.
+Window3 checkMaxPoolBackward(const char *kernel, const TensorView &dy,
+                             const TensorView &indices, const TensorView &dx,
+                             const WindowParams &params);
 
 } // namespace remat::rt::common
 

@@ -45,6 +45,21 @@ struct Window3 {
     const int64_t o = t / stride[d];
     return o < out[d] ? o : -1;
   }
+  /// Whether input position `in` (flat over in[], one plane) is a tap of
+  /// output position `out` (flat over out[]): what a max-pool argmax must
+  /// be, so that its backward may gather per input element.
+  REMAT_HOST_DEVICE bool windowHolds(int64_t out, int64_t in) const {
+    for (int d = kDims - 1; d >= 0; --d) {
+      const int64_t offset =
+          in % this->in[d] + padBegin[d] - (out % this->out[d]) * stride[d];
+      if (offset < 0 || offset % dilation[d] != 0 ||
+          offset / dilation[d] >= kernel[d])
+        return false;
+      in /= this->in[d];
+      out /= this->out[d];
+    }
+    return true;
+  }
   /// A 1x1 stride-1 unpadded window: the input is its own col matrix.
   bool pointwise() const {
     bool result = true;

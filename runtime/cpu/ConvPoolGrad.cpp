@@ -115,9 +115,13 @@ void convBackwardFilter(const TensorView &x, const TensorView &dy,
 }
 
 void maxPoolBackward(const TensorView &dy, const TensorView &indices,
-                     const TensorView &dx) {
+                     const TensorView &dx, const WindowParams &params) {
   const char *kernel = "maxPoolBackward";
-  checkMaxPoolBackward(kernel, dy, indices, dx);
+  // A serial scatter in output order is already deterministic; the window
+  // checks that each index is in its output's window, as the CUDA kernel,
+  // which gathers, needs.
+  const Window3 w = checkMaxPoolBackward(kernel, dy, indices, dx, params);
+  const int64_t inPlane = w.inSize(), outPlane = w.outSize();
   const int64_t size = dx.numel();
   const int64_t *pi = indices.as<const int64_t>();
   Scratch scratch(kernel, poolBackwardScratchBytes(dx));
@@ -129,10 +133,12 @@ void maxPoolBackward(const TensorView &dy, const TensorView &indices,
         const int64_t target = pi[i];
         if (target < 0) // a window entirely in padding: no input position
           continue;
-        if (target >= size)
-          fail(kernel, "index " + std::to_string(target) +
-                           " out of range for " + std::to_string(size) +
-                           " elements");
+        if (target >= size || target / inPlane != i / outPlane ||
+            !w.windowHolds(i % outPlane, target % inPlane))
+          fail(kernel, "index " + std::to_string(target) + " of output " +
+                           std::to_string(i) +
+                           " is not in that output's window (" +
+                           std::to_string(size) + " input elements)");
         acc[target] += toCompute(pdy[i]);
       }
     });

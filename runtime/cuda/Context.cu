@@ -60,7 +60,8 @@ std::string deviceErrorMessage(const DeviceStatus &status) {
   case kLossBackwardLabel:
     return "loss backward: label " + value + " out of range";
   case kMaxPoolBackwardIndex:
-    return "maxPoolBackward: index " + value + " out of range";
+    return "maxPoolBackward: index " + value +
+           " is not in its output's window";
   case kIntegerDivisionByZero: return "binary: integer division by zero";
   case kOptimizerStep:
     return "optimizer update: step " + value + " (must be >= 1)";

@@ -8,10 +8,10 @@
 //   filter: dW_g = sum_n dy_g[n] col(x_g[n])^T, accumulated GEMM by GEMM
 //           (beta = 1) in image order, as the CPU; for F16/BF16 into an
 //           fp32 accumulator in the scratch, rounded once at the end.
-// Average-pool backward gathers each dx element's shares likewise; the sums
-// visit their terms in the CPU's order. Max-pool backward scatters with
-// atomicAdd (indices may repeat when windows overlap), in fp32 for 16-bit
-// data (FloatAccumulation.cuh).
+// Average-pool and max-pool backward gather each dx element's shares
+// likewise: a max-pool input sums dy of the windows containing it whose
+// argmax it is. The sums visit their terms in the CPU's order, without
+// atomics, so two runs give the same bits.
 //
 //===----------------------------------------------------------------------===//
 
@@ -142,24 +142,27 @@ void convBackwardFilterImpl(const TensorView &x, const TensorView &dy,
 // Pooling
 //===----------------------------------------------------------------------===//
 
-/// Adds dy[i] at indices[i] of dx when that index lies in [lo, hi) (dx
-/// points at element lo): the whole of dx for F32/F64, a window of an fp32
-/// accumulator for 16-bit data.
-template <typename T, typename Acc>
-__global__ void maxPoolBackwardKernel(const T *dy, const int64_t *indices,
-                                      Acc *dx, int64_t n, int64_t size,
-                                      int64_t lo, int64_t hi,
-                                      DeviceStatus *status) {
-  REMAT_GRID_STRIDE_LOOP(i, n) {
-    const int64_t target = indices[i];
-    if (target < 0) // a window entirely in padding: no input position
+/// Reports an argmax outside its output's window (the gather below would
+/// drop it silently; maxPool never writes one). -1 is a window entirely in
+/// padding.
+__global__ void maxPoolIndexCheckKernel(const int64_t *indices, int64_t n,
+                                        Window3 w, DeviceStatus *status) {
+  REMAT_GRID_STRIDE_LOOP(o, n) {
+    const int64_t target = indices[o];
+    if (target < 0)
       continue;
-    if (target >= size) {
+    const int64_t inPlane = w.inSize(), outPlane = w.outSize();
+    if (target / inPlane != o / outPlane ||
+        !w.windowHolds(o % outPlane, target % inPlane))
       reportError(status, kMaxPoolBackwardIndex, target);
-      continue;
-    }
-    if (target >= lo && target < hi)
-      atomicAdd(dx + (target - lo), static_cast<Acc>(toCompute(dy[i])));
+  }
+}
+
+template <typename T>
+__global__ void maxPoolBackwardKernel(const T *dy, const int64_t *indices,
+                                      T *dx, int64_t total, Window3 w) {
+  REMAT_GRID_STRIDE_LOOP(e, total) {
+    dx[e] = fromCompute<T>(maxPoolBackwardAt(dy, indices, e, w));
   }
 }
 
@@ -196,27 +199,27 @@ void convBackwardFilter(const TensorView &x, const TensorView &dy,
 }
 
 void maxPoolBackward(const TensorView &dy, const TensorView &indices,
-                     const TensorView &dx) {
+                     const TensorView &dx, const WindowParams &params) {
   const char *kernel = "maxPoolBackward";
-  checkMaxPoolBackward(kernel, dy, indices, dx);
+  const Window3 w = checkMaxPoolBackward(kernel, dy, indices, dx, params);
   Context &ctx = context(kernel);
+  const int64_t n = dy.numel(), total = dx.numel();
+  if (n > 0) {
+    maxPoolIndexCheckKernel<<<gridFor(n), kThreads, 0, ctx.stream>>>(
+        indices.as<const int64_t>(), n, w, ctx.status);
+    checkLaunch(kernel);
+  }
+  if (n == 0) {
+    zeroAsync(dx.data, dx.bytes(), kernel);
+    return;
+  }
   dispatchFloatStorage(dy.dtype, kernel, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    const int64_t n = dy.numel(), size = dx.numel();
-    auto scatter = [&](auto *acc, int64_t lo, int64_t hi) {
-      if (n == 0)
-        return;
-      maxPoolBackwardKernel<<<gridFor(n), kThreads, 0, ctx.stream>>>(
-          dy.as<const T>(), indices.as<const int64_t>(), acc, n, size, lo, hi,
-          ctx.status);
-      checkLaunch(kernel);
-    };
-    if constexpr (kIsHalfStorage<T>) {
-      accumulateInFloat(kernel, dx.as<T>(), size, 1, scatter);
-    } else {
-      zeroAsync(dx.data, dx.bytes(), kernel);
-      scatter(dx.as<T>(), 0, size);
-    }
+    if (total == 0)
+      return;
+    maxPoolBackwardKernel<T><<<gridFor(total), kThreads, 0, ctx.stream>>>(
+        dy.as<const T>(), indices.as<const int64_t>(), dx.as<T>(), total, w);
+    checkLaunch(kernel);
   });
 }
 

@@ -141,6 +141,39 @@ averagePoolBackwardAt(const T *dy, int64_t e, const Window3 &w,
   return acc;
 }
 
+/// MaxPool backward for element e of dx [planes, in...]: dy of the windows
+/// containing it whose recorded argmax is e, summed in the compute type in
+/// ascending output order (taps descending), the order in which the CPU's
+/// scatter adds them.
+template <typename T>
+__host__ __device__ inline ComputeType<T>
+maxPoolBackwardAt(const T *dy, const int64_t *indices, int64_t e,
+                  const Window3 &w) {
+  using C = ComputeType<T>;
+  const Position3 i = unravel3(e, w.in);
+  const int64_t base = i.plane * w.outSize();
+  C acc = 0;
+  for (int64_t kd = w.kernel[0] - 1; kd >= 0; --kd) {
+    const int64_t od = w.outputFor(0, i.d, kd);
+    if (od < 0)
+      continue;
+    for (int64_t kh = w.kernel[1] - 1; kh >= 0; --kh) {
+      const int64_t oh = w.outputFor(1, i.h, kh);
+      if (oh < 0)
+        continue;
+      for (int64_t kw = w.kernel[2] - 1; kw >= 0; --kw) {
+        const int64_t ow = w.outputFor(2, i.w, kw);
+        if (ow < 0)
+          continue;
+        const int64_t o = base + (od * w.out[1] + oh) * w.out[2] + ow;
+        if (indices[o] == e)
+          acc += toCompute(dy[o]);
+      }
+    }
+  }
+  return acc;
+}
+
 } // namespace remat::rt::cuda::detail
 
 #endif // REMAT_RUNTIME_CUDA_WINDOW_CUH

@@ -275,11 +275,15 @@ TEST_F(CudaGrad, PoolingBackward) {
       rt::maxPool(x.view(), y.view(), idx.view(), params);
       Tensor dy = randomTensor(dtype, yShape, 41);
       Tensor dx(dtype, x.shape());
-      rt::maxPoolBackward(dy.view(), idx.view(), dx.view());
-      DeviceTensor dIdx(idx), dDy(dy), dDx(dtype, x.shape());
+      rt::maxPoolBackward(dy.view(), idx.view(), dx.view(), params);
+      DeviceTensor dIdx(idx), dDy(dy), dDx(dtype, x.shape()),
+          again(dtype, x.shape());
       cuda::fill(dDx.view(), 5);
-      cuda::maxPoolBackward(dDy.view(), dIdx.view(), dDx.view());
+      cuda::maxPoolBackward(dDy.view(), dIdx.view(), dDx.view(), params);
       expectNear(dDx.host(), dx, tolerance(dtype), "max" + what);
+      // Gathered per input element, no atomics: two runs, the same bits.
+      cuda::maxPoolBackward(dDy.view(), dIdx.view(), again.view(), params);
+      expectSame(again.host(), dDx.host(), "max, two runs" + what);
 
       for (bool includePad : {false, true}) {
         Tensor ax(dtype, x.shape());
@@ -295,7 +299,8 @@ TEST_F(CudaGrad, PoolingBackward) {
   Tensor bad = make(DType::I64, {1, 1, 1}, {1000});
   DeviceTensor dBad(bad), dDy1(DType::F32, {1, 1, 1}),
       dDx1(DType::F32, {1, 1, 4});
-  cuda::maxPoolBackward(dDy1.view(), dBad.view(), dDx1.view());
+  cuda::maxPoolBackward(dDy1.view(), dBad.view(), dDx1.view(),
+                        {{4}, {1}, {0, 0}, {1}});
   EXPECT_THROW(syncDevice(), RuntimeError);
 }
 

@@ -603,10 +603,10 @@ TEST_F(CudaHalfPrecision, PoolingForwardAndBackward) {
     Tensor g = randomTensor(dtype, yShape, 121);
     Tensor g64 = castTo(g, DType::F64);
     Tensor maxRef(DType::F64, x.shape());
-    rt::maxPoolBackward(g64.view(), idxRef.view(), maxRef.view());
+    rt::maxPoolBackward(g64.view(), idxRef.view(), maxRef.view(), params);
     DeviceTensor dg(g), dmax(dtype, x.shape());
     cuda::fill(dmax.view(), 5);
-    cuda::maxPoolBackward(dg.view(), didx.view(), dmax.view());
+    cuda::maxPoolBackward(dg.view(), didx.view(), dmax.view(), params);
     // Up to four windows share an input: four fp32 additions, one rounding.
     expectRounded(dmax.host(), maxRef, 4, "maxPoolBackward",
                   [](int64_t) { return 4.0; });

@@ -440,7 +440,7 @@ TEST(GradCheckTest, MaxPool) {
              idx(DType::I64, ys), dx(dt, c.x);
       maxPool(xt.view(), y.view(), idx.view(), c.p);
       fill(dx.view(), 123);
-      maxPoolBackward(dyt.view(), idx.view(), dx.view());
+      maxPoolBackward(dyt.view(), idx.view(), dx.view(), c.p);
       return values(dx);
     };
     const std::vector<double> dx = backward(F64);
@@ -479,11 +479,17 @@ TEST(GradCheckTest, AveragePool) {
 
 TEST(GradCheckTest, PoolBackwardErrors) {
   Tensor dy(F64, {1, 1, 2}), dx(F64, {1, 1, 4});
+  const WindowParams pairs = {{2}, {2}, {0, 0}, {1}};
   Tensor idx = make(DType::I64, {1, 1, 2}, {0, 4});
-  EXPECT_THROW(maxPoolBackward(dy.view(), idx.view(), dx.view()),
+  EXPECT_THROW(maxPoolBackward(dy.view(), idx.view(), dx.view(), pairs),
+               RuntimeError);
+  // In range, but output 0's window is [0, 2): the gathering CUDA kernel
+  // would drop it, so both backends refuse it.
+  Tensor outside = make(DType::I64, {1, 1, 2}, {2, 3});
+  EXPECT_THROW(maxPoolBackward(dy.view(), outside.view(), dx.view(), pairs),
                RuntimeError);
   Tensor idx32(DType::I32, {1, 1, 2});
-  EXPECT_THROW(maxPoolBackward(dy.view(), idx32.view(), dx.view()),
+  EXPECT_THROW(maxPoolBackward(dy.view(), idx32.view(), dx.view(), pairs),
                RuntimeError);
   Tensor dxBad(F32, {1, 1, 4});
   EXPECT_THROW(averagePoolBackward(dy.view(), dxBad.view(),
@@ -852,9 +858,9 @@ TEST(GradCheckTest, PoolBackwardOnHalfStorage) {
       Tensor dy = randomTensor(dt, ys, 82);
       Tensor y(dt, ys), idx(DType::I64, ys), dx(dt, c.x), ref(F64, c.x);
       maxPool(x.view(), y.view(), idx.view(), c.p);
-      maxPoolBackward(dy.view(), idx.view(), dx.view());
+      maxPoolBackward(dy.view(), idx.view(), dx.view(), c.p);
       Tensor dyw = widened(dy);
-      maxPoolBackward(dyw.view(), idx.view(), ref.view());
+      maxPoolBackward(dyw.view(), idx.view(), ref.view(), c.p);
       expectHalfNear(values(dx), values(ref), dt, 0);
       for (bool includePad : {false, true}) {
         averagePoolBackward(dy.view(), dx.view(), c.p, includePad);

@@ -148,8 +148,16 @@ def Remat_ConvBackwardFilterOp : Remat_GradOp<"conv_backward_filter"> {
 }
 
 def Remat_MaxPoolBackwardOp : Remat_GradOp<"max_pool_backward"> {
-  let summary = "scatter-add of dy to the argmax positions max_pool recorded";
-  let arguments = (ins Remat_FloatTensor:$output_grad, Remat_TensorOf<[I64]>:$indices);
+  let summary = "sum of dy at the argmax positions max_pool recorded";
+  let description = [{
+    dx[i] sums dy over the outputs whose recorded argmax is i. The window
+    attributes are the forward's: they tell a kernel which outputs can name
+    each input element, so that it can gather those instead of scattering
+    (no atomics on the GPU, a fixed order).
+  }];
+  let arguments = (ins Remat_FloatTensor:$output_grad, Remat_TensorOf<[I64]>:$indices,
+                   DenseI64ArrayAttr:$kernel_shape, DenseI64ArrayAttr:$strides,
+                   DenseI64ArrayAttr:$pads, DenseI64ArrayAttr:$dilations);
   let results = (outs Remat_FloatTensor:$input_grad);
 }
 

@@ -686,7 +686,9 @@ template <typename Call> void KernelBindings<Call>::bindBackward() {
   });
   bind<MaxPoolBackwardOp>([](MaxPoolBackwardOp op, Call &c) {
     return c.call(REMAT_KERNEL_WITH_SCRATCH(maxPoolBackward), c.operand(op.getOutputGrad()),
-                  c.operand(op.getIndices()), c.result(op.getInputGrad()));
+                  c.operand(op.getIndices()), c.result(op.getInputGrad()),
+                  binding::window(op.getKernelShape(), op.getStrides(),
+                                  op.getPads(), op.getDilations()));
   });
   bind<AveragePoolBackwardOp>([](AveragePoolBackwardOp op, Call &c) {
     return c.call(REMAT_KERNEL_WITH_SCRATCH(averagePoolBackward), c.operand(op.getOutputGrad()),

@@ -60,8 +60,11 @@ LogicalResult MaxPoolOp::buildGradient(OpBuilder &b, ArrayRef<Value> dys,
                                        ArrayRef<bool> needs,
                                        SmallVectorImpl<Value> &grads) {
   grads.push_back(needs[0] && dys[0]
-                      ? b.create<MaxPoolBackwardOp>(getLoc(), getInput().getType(),
-                                                    dys[0], getIndices())
+                      ? b.create<MaxPoolBackwardOp>(
+                            getLoc(), getInput().getType(), dys[0],
+                            getIndices(), getKernelShapeAttr(),
+                            getStridesAttr(), getPadsAttr(),
+                            getDilationsAttr())
                       : Value());
   return success();
 }

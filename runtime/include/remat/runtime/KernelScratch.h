@@ -96,7 +96,8 @@ inline size_t convScratchBytes(const TensorView &x, const TensorView &w,
 }
 inline size_t maxPoolBackwardScratchBytes(const TensorView &,
                                           const TensorView &,
-                                          const TensorView &dx) {
+                                          const TensorView &dx,
+                                          const WindowParams &) {
   return poolBackwardScratchBytes(dx);
 }
 inline size_t averagePoolBackwardScratchBytes(const TensorView &,

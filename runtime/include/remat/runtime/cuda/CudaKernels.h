@@ -26,11 +26,11 @@
 // same formulas, no fused multiply-add contraction), so data movement,
 // dropout, casts and the optimizers give bitwise the CPU's results; GEMMs
 // (cuBLAS, full FP32 without TF32), transcendental functions and reduction
-// orders differ in the last bits. Scatter-adds with repeated targets
-// (gatherBackward, maxPoolBackward with overlapping windows) use atomics, so
-// their summation order is not deterministic; padBackward and
-// gatherElementsBackward instead gather per dx element or per line, in the
-// tensor's type and a fixed order (deterministic, no atomics).
+// orders differ in the last bits. No kernel adds floats with atomics: the
+// backward ops whose inputs collect several terms (gatherBackward through a
+// stable sort by row, maxPoolBackward, averagePoolBackward, padBackward,
+// gatherElementsBackward, col2im) gather them per dx element, row or line in
+// a fixed order, so two runs give the same bits.
 //
 //===----------------------------------------------------------------------===//
 
