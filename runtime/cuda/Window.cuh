@@ -109,10 +109,33 @@ averagePoolAt(const T *x, int64_t e, const Window3 &w, bool countIncludePad) {
   return fromCompute<T>(sum / static_cast<C>(count));
 }
 
+/// Calls visit(od, oh, ow) for each output position whose window holds
+/// input position i, in ascending output order (taps descending): the
+/// order in which the CPU's backward scatters add their terms.
+template <typename Visit>
+__host__ __device__ inline void forEachWindowHolding(const Window3 &w,
+                                                     const Position3 &i,
+                                                     Visit &&visit) {
+  for (int64_t kd = w.kernel[0] - 1; kd >= 0; --kd) {
+    const int64_t od = w.outputFor(0, i.d, kd);
+    if (od < 0)
+      continue;
+    for (int64_t kh = w.kernel[1] - 1; kh >= 0; --kh) {
+      const int64_t oh = w.outputFor(1, i.h, kh);
+      if (oh < 0)
+        continue;
+      for (int64_t kw = w.kernel[2] - 1; kw >= 0; --kw) {
+        const int64_t ow = w.outputFor(2, i.w, kw);
+        if (ow >= 0)
+          visit(od, oh, ow);
+      }
+    }
+  }
+}
+
 /// AveragePool backward for element e of dx [planes, in...]: the shares
 /// dy / divisor of the windows containing it, summed in the compute type in
-/// ascending output order (taps descending), the order in which the CPU
-/// adds them.
+/// the CPU's order.
 template <typename T>
 __host__ __device__ inline ComputeType<T>
 averagePoolBackwardAt(const T *dy, int64_t e, const Window3 &w,
@@ -121,30 +144,16 @@ averagePoolBackwardAt(const T *dy, int64_t e, const Window3 &w,
   const Position3 i = unravel3(e, w.in);
   const T *planeDy = dy + i.plane * w.outSize();
   C acc = 0;
-  for (int64_t kd = w.kernel[0] - 1; kd >= 0; --kd) {
-    const int64_t od = w.outputFor(0, i.d, kd);
-    if (od < 0)
-      continue;
-    for (int64_t kh = w.kernel[1] - 1; kh >= 0; --kh) {
-      const int64_t oh = w.outputFor(1, i.h, kh);
-      if (oh < 0)
-        continue;
-      for (int64_t kw = w.kernel[2] - 1; kw >= 0; --kw) {
-        const int64_t ow = w.outputFor(2, i.w, kw);
-        if (ow < 0)
-          continue;
-        acc += toCompute(planeDy[(od * w.out[1] + oh) * w.out[2] + ow]) /
-               static_cast<C>(w.averagePoolCount(od, oh, ow, countIncludePad));
-      }
-    }
-  }
+  forEachWindowHolding(w, i, [&](int64_t od, int64_t oh, int64_t ow) {
+    acc += toCompute(planeDy[(od * w.out[1] + oh) * w.out[2] + ow]) /
+           static_cast<C>(w.averagePoolCount(od, oh, ow, countIncludePad));
+  });
   return acc;
 }
 
 /// MaxPool backward for element e of dx [planes, in...]: dy of the windows
 /// containing it whose recorded argmax is e, summed in the compute type in
-/// ascending output order (taps descending), the order in which the CPU's
-/// scatter adds them.
+/// the CPU's order.
 template <typename T>
 __host__ __device__ inline ComputeType<T>
 maxPoolBackwardAt(const T *dy, const int64_t *indices, int64_t e,
@@ -153,24 +162,11 @@ maxPoolBackwardAt(const T *dy, const int64_t *indices, int64_t e,
   const Position3 i = unravel3(e, w.in);
   const int64_t base = i.plane * w.outSize();
   C acc = 0;
-  for (int64_t kd = w.kernel[0] - 1; kd >= 0; --kd) {
-    const int64_t od = w.outputFor(0, i.d, kd);
-    if (od < 0)
-      continue;
-    for (int64_t kh = w.kernel[1] - 1; kh >= 0; --kh) {
-      const int64_t oh = w.outputFor(1, i.h, kh);
-      if (oh < 0)
-        continue;
-      for (int64_t kw = w.kernel[2] - 1; kw >= 0; --kw) {
-        const int64_t ow = w.outputFor(2, i.w, kw);
-        if (ow < 0)
-          continue;
-        const int64_t o = base + (od * w.out[1] + oh) * w.out[2] + ow;
-        if (indices[o] == e)
-          acc += toCompute(dy[o]);
-      }
-    }
-  }
+  forEachWindowHolding(w, i, [&](int64_t od, int64_t oh, int64_t ow) {
+    const int64_t o = base + (od * w.out[1] + oh) * w.out[2] + ow;
+    if (indices[o] == e)
+      acc += toCompute(dy[o]);
+  });
   return acc;
 }
 
