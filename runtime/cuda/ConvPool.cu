@@ -34,6 +34,14 @@ __global__ void addChannelBiasKernel(T *y, const T *bias, int64_t n,
   }
 }
 
+/// y[n, m, p] = bias[m]: the GEMMs then add into it (beta 1), so a 16-bit
+/// output is rounded once, from the fp32 sum with the bias in it.
+template <typename T>
+__global__ void fillChannelBiasKernel(T *y, const T *bias, int64_t n,
+                                      int64_t channels, int64_t spatial) {
+  REMAT_GRID_STRIDE_LOOP(i, n) { y[i] = bias[(i / spatial) % channels]; }
+}
+
 template <typename T>
 void convImpl(const TensorView &x, const TensorView &weight,
               const TensorView &bias, const TensorView &y, const Window3 &w,
@@ -48,6 +56,17 @@ void convImpl(const TensorView &x, const TensorView &weight,
   T *py = y.as<T>();
 
   const bool pointwise = w.pointwise();
+  // 16-bit outputs: the bias goes in first and the GEMMs accumulate onto it
+  // in fp32 (one rounding). Rounding the product and then adding the bias
+  // would round twice, off by up to 2 units in the last place.
+  const bool biasFirst = kIsHalfStorage<T> && !bias.empty();
+  if (biasFirst) {
+    const int64_t n = y.numel();
+    fillChannelBiasKernel<T><<<gridFor(n), kThreads, 0, context(kernel).stream>>>(
+        py, bias.as<const T>(), n, M, P);
+    checkLaunch(kernel);
+  }
+  const ComputeType<T> beta(biasFirst ? 1 : 0);
   Scratch scratch(kernel);
   const int64_t colPerImage = C * w.kernelSize() * P;
   const int64_t chunk =
@@ -66,16 +85,15 @@ void convImpl(const TensorView &x, const TensorView &weight,
         gemmStridedBatched<T>(kernel, false, false, Mg, P, K, pw + g * Mg * K,
                               0, cols + g * K * P, imageStride,
                               py + (n0 * M + g * Mg) * P, M * P, count,
-                              ComputeType<T>(0));
+                              beta);
     } else {
       for (int64_t i = 0; i < count; ++i)
         gemmStridedBatched<T>(kernel, false, false, Mg, P, K, pw, Mg * K,
                               cols + i * imageStride, K * P,
-                              py + (n0 + i) * M * P, Mg * P, group,
-                              ComputeType<T>(0));
+                              py + (n0 + i) * M * P, Mg * P, group, beta);
     }
   }
-  if (!bias.empty()) {
+  if (!bias.empty() && !biasFirst) {
     const int64_t n = y.numel();
     addChannelBiasKernel<T>
         <<<gridFor(n), kThreads, 0, context(kernel).stream>>>(

@@ -32,8 +32,8 @@ namespace {
 
 /// dx [images, C, in...] from col [images, C * kernel, out...]: each input
 /// position sums the entries that im2col copied from it.
-template <typename T>
-__global__ void col2imKernel(const T *col, T *dx, int64_t total, Window3 w) {
+template <typename T, typename Col>
+__global__ void col2imKernel(const Col *col, T *dx, int64_t total, Window3 w) {
   REMAT_GRID_STRIDE_LOOP(e, total) { dx[e] = fromCompute<T>(col2imAt(col, e, w)); }
 }
 
@@ -60,28 +60,33 @@ void convBackwardDataImpl(const TensorView &dy, const TensorView &weight,
     return;
   }
 
+  // 16-bit gradients keep the columns in fp32, so that each dx element is
+  // rounded once, after col2im's sum (rounding each term too would put it
+  // several units in the last place off).
+  using Col = std::conditional_t<kIsHalfStorage<T>, float, T>;
   Scratch scratch(kernel);
   const int64_t colPerImage = C * w.kernelSize() * P;
-  const int64_t chunk = imagesPerChunk<T>(scratch, colPerImage, N, kernel);
-  T *col = scratch.take<T>(chunk * colPerImage);
+  const int64_t chunk = imagesPerChunk<Col>(scratch, colPerImage, N, kernel);
+  Col *col = scratch.take<Col>(chunk * colPerImage);
   for (int64_t n0 = 0; n0 < N; n0 += chunk) {
     const int64_t count = std::min(chunk, N - n0);
     // col[n, g] [K, P] = W_g^T [K, Mg] * dy[n, g] [Mg, P]
     if (group <= count) {
       for (int64_t g = 0; g < group; ++g)
-        gemmStridedBatched<T>(kernel, true, false, K, P, Mg, pw + g * Mg * K, 0,
-                              pdy + (n0 * M + g * Mg) * P, M * P,
-                              col + g * K * P, colPerImage, count,
+        gemmStridedBatched<T, Col>(kernel, true, false, K, P, Mg,
+                                   pw + g * Mg * K, 0,
+                                   pdy + (n0 * M + g * Mg) * P, M * P,
+                                   col + g * K * P, colPerImage, count,
                               ComputeType<T>(0));
     } else {
       for (int64_t i = 0; i < count; ++i)
-        gemmStridedBatched<T>(kernel, true, false, K, P, Mg, pw, Mg * K,
-                              pdy + (n0 + i) * M * P, Mg * P,
-                              col + i * colPerImage, K * P, group,
+        gemmStridedBatched<T, Col>(kernel, true, false, K, P, Mg, pw, Mg * K,
+                                   pdy + (n0 + i) * M * P, Mg * P,
+                                   col + i * colPerImage, K * P, group,
                               ComputeType<T>(0));
     }
     const int64_t total = count * C * I;
-    col2imKernel<T><<<gridFor(total), kThreads, 0, ctx.stream>>>(
+    col2imKernel<T, Col><<<gridFor(total), kThreads, 0, ctx.stream>>>(
         col, pdx + n0 * C * I, total, w);
     checkLaunch(kernel);
   }
