@@ -153,10 +153,11 @@ double *loadParam(const TensorView &p, int64_t channels, const char *kernel,
 }
 
 /// y = x * a[c] + b[c] over an [N, C, spatial] tensor, in x's compute
-/// type.
+/// type; with `mean`, y = (x - mean[c]) * a[c] + b[c].
 template <typename T>
 void applyChannelAffine(const TensorView &x, const TensorView &y,
-                        const double *a, const double *b) {
+                        const double *a, const double *b,
+                        const double *mean = nullptr) {
   using Compute = ComputeType<T>;
   const int64_t N = x.shape[0], C = x.shape[1];
   const int64_t spatial = C == 0 || N == 0 ? 0 : x.numel() / (N * C);
@@ -166,9 +167,15 @@ void applyChannelAffine(const TensorView &x, const TensorView &y,
     for (int64_t c = 0; c < C; ++c) {
       const Compute ac = static_cast<Compute>(a[c]);
       const Compute bc = static_cast<Compute>(b[c]);
+      const Compute mc = static_cast<Compute>(mean ? mean[c] : 0.0);
       const int64_t base = (n * C + c) * spatial;
-      for (int64_t i = 0; i < spatial; ++i)
-        py[base + i] = fromCompute<T>(toCompute(px[base + i]) * ac + bc);
+      if (mean)
+        for (int64_t i = 0; i < spatial; ++i)
+          py[base + i] =
+              fromCompute<T>((toCompute(px[base + i]) - mc) * ac + bc);
+      else
+        for (int64_t i = 0; i < spatial; ++i)
+          py[base + i] = fromCompute<T>(toCompute(px[base + i]) * ac + bc);
     }
 }
 
@@ -265,14 +272,16 @@ void batchNormTraining(const TensorView &x, const TensorView &scale,
   for (int64_t c = 0; c < C; ++c) {
     const double invStd = 1.0 / std::sqrt(var[c] + epsilon);
     a[c] *= invStd;
-    shift[c] -= mu[c] * a[c];
     if (!savedMean.empty())
       storeFromDouble(savedMean, c, mu[c], kernel);
     if (!savedInvStd.empty())
       storeFromDouble(savedInvStd, c, invStd, kernel);
   }
+  // y = (x - mean) * a + bias in the compute type, not x * a + (bias -
+  // mean * a): with a tiny variance a is large, and the folded form
+  // cancels two large terms (1e-4 off in fp32 for a one-element channel).
   dispatchFloatStorage(x.dtype, kernel, [&](auto tag) {
-    applyChannelAffine<typename decltype(tag)::type>(x, y, a, shift);
+    applyChannelAffine<typename decltype(tag)::type>(x, y, a, shift, mu);
   });
 
   // One buffer serves both running statistics, read just before each update.

@@ -238,7 +238,6 @@ __global__ void __launch_bounds__(kThreads)
         countA;
     const A invStd = A(1) / dSqrt(var + args.epsilon);
     const A a = p.scale.load<A>(c) * invStd;
-    const A shift = p.bias.load<A>(c) - mu * a;
     if (threadIdx.x == 0) {
       if (args.savedMean.data)
         args.savedMean.store(c, mu);
@@ -256,10 +255,14 @@ __global__ void __launch_bounds__(kThreads)
         args.runningVarOut.store(
             c, m * p.var.load<A>(c) + (A(1) - m) * tracked);
     }
-    const C aC = static_cast<C>(a), shiftC = static_cast<C>(shift);
+    // (x - mean) * a + bias, not x * a + (bias - mean * a): when the
+    // variance is tiny, a is large and the second form cancels two large
+    // terms (1e-4 off in fp32 for a one-element channel).
+    const C aC = static_cast<C>(a), muC = static_cast<C>(mu),
+            biasC = static_cast<C>(p.bias.load<A>(c));
     for (int64_t e = threadIdx.x; e < count; e += blockDim.x) {
       const int64_t at = ((e / spatial) * channels + c) * spatial + e % spatial;
-      y[at] = fromCompute<T>(toCompute(x[at]) * aC + shiftC);
+      y[at] = fromCompute<T>((toCompute(x[at]) - muC) * aC + biasC);
     }
   }
 }
