@@ -103,6 +103,10 @@ struct Context {
 /// The context; throws (naming `kernel`) if initialize() was not called.
 Context &context(const char *kernel);
 
+/// The mark that context() puts on the stream at each kernel call when
+/// REMAT_CUDA_PROFILE is set (OpProfile.cu; cuda::profiling()).
+void profileMark(const char *kernel, cudaStream_t stream);
+
 /// Throws RuntimeError naming the kernel if a launch failed.
 void checkLaunch(const char *kernel);
 /// Throws RuntimeError naming the kernel and the call if `error` is set.

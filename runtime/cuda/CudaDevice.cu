@@ -12,7 +12,10 @@
 //
 // Peak memory is measured from the device's own figures (cudaMemGetInfo):
 // used bytes when sampled (after every allocation and every step), minus
-// those in use when the device was created.
+// those in use when the device was created. REMAT_CUDA_MEMORY_TRACE prints
+// each sample's rise over that baseline to stderr, with what preceded it;
+// REMAT_CUDA_PROFILE runs every step eagerly and prints per-kernel times
+// (OpProfile.cu).
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,6 +26,8 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -51,7 +56,7 @@ public:
 
 private:
   void *allocateZeroed(size_t bytes, const char *what);
-  void sampleMemory();
+  void sampleMemory(const char *after = nullptr);
   void destroyGraph();
   void captureGraph(TrainStepFn step, StepContext &context);
 
@@ -60,6 +65,7 @@ private:
   std::vector<void *> allocations_; // regions, workspace, step word
   uint64_t *deviceStep_ = nullptr;
   bool workspaceReserved_ = false;
+  bool traceMemory_ = false;
 
   // The captured step, and the function and regions it was captured with.
   cudaGraph_t graph_ = nullptr;
@@ -95,6 +101,7 @@ CudaDevice::CudaDevice() {
   check(cudaFree(nullptr), "creating the CUDA context");
 
   // The baseline: what the context (and anyone else) uses before us.
+  traceMemory_ = std::getenv("REMAT_CUDA_MEMORY_TRACE") != nullptr;
   size_t freeBytes = 0;
   check(cudaMemGetInfo(&freeBytes, &totalBytes_), "cudaMemGetInfo");
   baselineUsed_ = totalBytes_ - freeBytes;
@@ -112,6 +119,7 @@ CudaDevice::~CudaDevice() {
   // Best effort: destructors do not throw.
   if (stream_)
     cudaStreamSynchronize(stream_);
+  cuda::profileReport();
   destroyGraph();
   if (workspaceReserved_)
     cuda::shutdown();
@@ -136,7 +144,7 @@ void *CudaDevice::allocateZeroed(size_t bytes, const char *what) {
   check(cudaMemsetAsync(p, 0, std::max<size_t>(bytes, 256), stream_),
         "cudaMemsetAsync");
   check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
-  sampleMemory();
+  sampleMemory(what);
   return p;
 }
 
@@ -151,7 +159,7 @@ void CudaDevice::reserveWorkspace(size_t bytes) {
   void *workspace = allocateZeroed(bytes, "allocating the workspace");
   cuda::initialize(stream_, workspace, bytes);
   workspaceReserved_ = true;
-  sampleMemory(); // the cuBLAS handle's own memory
+  sampleMemory("creating the cuBLAS handle"); // the handle's own memory
 }
 
 void CudaDevice::copyToDevice(void *device, const void *host, size_t bytes) {
@@ -218,24 +226,35 @@ void CudaDevice::runStep(TrainStepFn step, StepContext &context) {
   const bool stale =
       graphExec_ && (step != capturedStep_ || context.arena != capturedArena_ ||
                      context.persistent != capturedPersistent_);
-  if (stepsRun_ == 0) {
-    step(context); // warm-up, eagerly
+  const char *how = "an eager step";
+  if (stepsRun_ == 0 || cuda::profiling()) {
+    step(context); // warm-up, eagerly (every step, when profiling)
   } else if (!graphExec_ || stale) {
     captureGraph(step, context);
     check(cudaGraphLaunch(graphExec_, stream_), "cudaGraphLaunch");
+    how = "capturing and launching the step's CUDA Graph";
   } else {
     check(cudaGraphLaunch(graphExec_, stream_), "cudaGraphLaunch");
+    how = "a graph replay";
   }
   ++stepsRun_;
   check(cudaStreamSynchronize(stream_), "running the train step");
-  sampleMemory();
+  cuda::profileStepDone(stream_);
+  sampleMemory(how);
   cuda::checkDeviceErrors();
 }
 
-void CudaDevice::sampleMemory() {
+void CudaDevice::sampleMemory(const char *after) {
   size_t freeBytes = 0, total = 0;
-  if (cudaMemGetInfo(&freeBytes, &total) == cudaSuccess)
-    lowestFree_ = std::min(lowestFree_, freeBytes);
+  if (cudaMemGetInfo(&freeBytes, &total) != cudaSuccess)
+    return;
+  lowestFree_ = std::min(lowestFree_, freeBytes);
+  if (traceMemory_ && after)
+    std::fprintf(stderr, "remat CUDA memory: %lld bytes over the baseline "
+                         "after %s\n",
+                 static_cast<long long>(total - freeBytes) -
+                     static_cast<long long>(baselineUsed_),
+                 after);
 }
 
 int64_t CudaDevice::measuredPeakBytes() {

@@ -73,6 +73,14 @@ void shutdown();
 /// Bytes of the workspace available to kernels as scratch.
 size_t scratchBytes();
 
+/// Per-kernel timing (OpProfile.cu), active when the environment sets
+/// REMAT_CUDA_PROFILE (profiling()): profileStepDone() closes a step
+/// (synchronizes), and profileReport() writes the per-kernel table to
+/// stderr. No-ops otherwise.
+bool profiling();
+void profileStepDone(cudaStream_t stream);
+void profileReport();
+
 /// Waits for the stream, then throws RuntimeError if a kernel recorded a
 /// data error (index or label out of range, integer division by zero,
 /// optimizer step < 1) since the last check, and clears it. Synchronizes:
