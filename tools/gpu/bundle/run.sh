@@ -2,7 +2,7 @@
 # Verifies and benchmarks remat's CUDA path on this machine's GPU, in one
 # command (made by tools/gpu/bundle.sh; see README.md next to this file):
 #
-#   ./run.sh RESULTS_DIR [--dry-run] [--jobs N]
+#   ./run.sh RESULTS_DIR [--dry-run] [--jobs N] [--prebuilt DIR]
 #
 # 1. builds the CUDA runtime, the generated programs and the CUDA kernel
 #    tests with nvcc for sm_90 (CMake + ninja, into RESULTS_DIR/build);
@@ -17,13 +17,18 @@
 # then writes RESULTS_DIR/results.json and results.md. Exits non-zero if
 # the build, a kernel test or an equivalence check fails (the failing
 # program and tensor are named). --dry-run lists the steps without running.
+# --prebuilt DIR skips step 1 and runs the binaries already in DIR
+# (cuda-kernel-tests, attention-bench, programs/*), built elsewhere with the
+# same nvcc (e.g. with -DREMAT_STATIC_CUBLAS=OFF, small enough to carry):
+# a short GPU window then goes to running, not compiling.
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
-RESULTS= DRY=0 JOBS=$(nproc 2>/dev/null || echo 4)
+RESULTS= DRY=0 JOBS=$(nproc 2>/dev/null || echo 4) PREBUILT=
 while [ $# -gt 0 ]; do
   case $1 in
     --dry-run) DRY=1 ;;
     --jobs) JOBS=$2; shift ;;
+    --prebuilt) PREBUILT=$(cd "$2" && pwd) || exit 64; shift ;;
     -*) echo "run.sh: unknown flag $1" >&2; exit 64 ;;
     *) RESULTS=$1 ;;
   esac
@@ -43,6 +48,11 @@ step() { # step NAME LOG COMMAND...: runs (or lists) one stage
   fi
   echo "== $name: $*"
   local start=$(date +%s)
+  # REMAT_STAGE_TIMEOUT_S bounds each stage (exit 124), so that one hung
+  # stage cannot spend a short GPU window.
+  if [ -n "${REMAT_STAGE_TIMEOUT_S:-}" ]; then
+    set -- timeout --kill-after=5 "$REMAT_STAGE_TIMEOUT_S" "$@"
+  fi
   "$@" 2>&1 | tee "$log"
   local rc=${PIPESTATUS[0]}
   echo "$name $rc $(( $(date +%s) - start ))" >> "$STATUS"
@@ -60,8 +70,14 @@ if [ $DRY = 0 ]; then
   cat "$RESULTS/gpu.txt"
 fi
 ok=1
-step build "$RESULTS/build.log" bash -c "cmake -G Ninja -S '$HERE' -B '$BUILD' \
-    -DCMAKE_CUDA_ARCHITECTURES=90 >/dev/null && ninja -C '$BUILD' -j$JOBS" || ok=0
+if [ -n "$PREBUILT" ]; then
+  BUILD=$PREBUILT
+  echo "run.sh: using the binaries in $BUILD (no build)"
+else
+  step build "$RESULTS/build.log" bash -c "cmake -G Ninja -S '$HERE' -B '$BUILD' \
+      -DCMAKE_CUDA_ARCHITECTURES=90 >/dev/null && ninja -C '$BUILD' -j$JOBS" || ok=0
+fi
+built=$ok # the later stages need the binaries, not passing kernel tests
 if [ $ok = 1 ] || [ $DRY = 1 ]; then
   step kernel-tests "$RESULTS/kernel-tests.log" \
       "$BUILD/cuda-kernel-tests" --gtest_output=json:"$RESULTS/kernel-tests.json" || ok=0
@@ -71,7 +87,7 @@ if [ $ok = 1 ] || [ $DRY = 1 ]; then
 fi
 # Fused attention kernels vs torch sdpa: measured only (the kernel tests
 # check them), so a failure here is reported but does not fail the run.
-if [ $ok = 1 ] || [ $DRY = 1 ]; then
+if [ $built = 1 ] || [ $DRY = 1 ]; then
   step attention-bench "$RESULTS/attention-bench.log" python3 "$HERE/attention_bench.py" \
       --remat "$BUILD/attention-bench" --out "$RESULTS/attention-bench.json" \
       $( [ $DRY = 1 ] && echo --dry-run ) || true

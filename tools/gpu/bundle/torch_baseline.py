@@ -99,8 +99,17 @@ def models():
     try:
         import numpy  # noqa: F401
         sys.path.insert(0, os.path.join(HERE, "python"))
-        for name in ("onnx", "onnx.numpy_helper"):
-            sys.modules.setdefault(name, types.ModuleType(name))
+        try:
+            import onnx  # noqa: F401 - the real one, where installed
+            import onnx.numpy_helper  # noqa: F401
+        except ImportError:
+            # Stand-ins with a module spec: torch looks onnx up with
+            # importlib.util.find_spec, which rejects a module without one.
+            import importlib.machinery
+            for name in ("onnx", "onnx.numpy_helper"):
+                stub = types.ModuleType(name)
+                stub.__spec__ = importlib.machinery.ModuleSpec(name, None)
+                sys.modules.setdefault(name, stub)
         import export_models as em
         torch.use_deterministic_algorithms(False)
         torch.set_num_threads(os.cpu_count() or 1)
