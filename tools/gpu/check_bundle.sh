@@ -48,7 +48,7 @@ done
 
 dry=$("$WORK/bundle/run.sh" "$WORK/results" --dry-run)
 echo "$dry"
-for stage in build kernel-tests programs attention-bench torch-eager report; do
+for stage in build kernel-tests programs attention-bench profile torch-eager report; do
   grep -q "would run \[$stage\]" <<<"$dry" || { echo "FAIL: run.sh --dry-run does not list stage $stage" >&2; exit 1; }
 done
 for name in $(python3 -c "import json,sys; print(' '.join(p['name'] for p in json.load(open(sys.argv[1]))))" "$WORK/bundle/programs.json"); do

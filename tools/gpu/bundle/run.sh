@@ -11,7 +11,8 @@
 #    (the tolerances of cuda_compare.py), and measures its step time and
 #    peak memory against its plan and budget;
 # 4. times the fused attention kernels against torch's
-#    scaled_dot_product_attention (RESULTS_DIR/attention-bench.json);
+#    scaled_dot_product_attention (RESULTS_DIR/attention-bench.json), and
+#    profiles GPT-2 small's step per kernel (profile-*.txt);
 # 5. runs the same models in PyTorch eager (fp32, checkpoint per block,
 #    bf16 autocast) for step time and torch.cuda.max_memory_allocated;
 # then writes RESULTS_DIR/results.json and results.md. Exits non-zero if
@@ -90,6 +91,12 @@ fi
 if [ $built = 1 ] || [ $DRY = 1 ]; then
   step attention-bench "$RESULTS/attention-bench.log" python3 "$HERE/attention_bench.py" \
       --remat "$BUILD/attention-bench" --out "$RESULTS/attention-bench.json" \
+      $( [ $DRY = 1 ] && echo --dry-run ) || true
+fi
+# Per-kernel times of GPT-2 small's step (REMAT_CUDA_PROFILE): measured only.
+if [ $built = 1 ] || [ $DRY = 1 ]; then
+  step profile "$RESULTS/profile.log" python3 "$HERE/run_programs.py" --profile \
+      --bundle "$HERE" --bin "$BUILD/programs" --out "$RESULTS" \
       $( [ $DRY = 1 ] && echo --dry-run ) || true
 fi
 # PyTorch eager: for comparison only; a missing torch or GPU is a named skip.

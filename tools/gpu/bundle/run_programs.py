@@ -87,6 +87,38 @@ def measure(bundle, exe, p, dry):
             "device": r["device"]}
 
 
+# Programs whose step is profiled per kernel (REMAT_CUDA_PROFILE: every
+# step eager, per-kernel times on stderr), for where the time goes.
+PROFILED = ("gpt2_small-baseline", "gpt2_small-bf16-baseline")
+PROFILE_STEPS = 4  # the first is warm-up
+
+
+def profile_all(args):
+    with open(os.path.join(args.bundle, "programs.json")) as f:
+        programs = [p for p in json.load(f) if p["name"] in PROFILED]
+    failed = 0
+    for p in programs:
+        exe = os.path.join(args.bin, p["name"])
+        cmd = [exe, "--steps", str(PROFILE_STEPS)] + program_args(args.bundle, p)
+        print("+ REMAT_CUDA_PROFILE=1 " + " ".join(cmd), flush=True)
+        if args.dry_run:
+            continue
+        try:
+            done = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  text=True, timeout=TIMEOUT_S,
+                                  env=dict(os.environ, REMAT_CUDA_PROFILE="1"))
+            text, rc = done.stderr, done.returncode
+        except subprocess.TimeoutExpired:
+            text, rc = "timed out after %d s" % TIMEOUT_S, 124
+        table = text[text.find("remat CUDA profile"):] if "remat CUDA profile" in text \
+            else "no profile (exit %d): %s" % (rc, text.strip()[-400:])
+        with open(os.path.join(args.out, "profile-%s.txt" % p["name"]), "w") as f:
+            f.write(table)
+        print(table, flush=True)
+        failed += rc != 0
+    return 1 if failed else 0
+
+
 def run_all(args):
     with open(os.path.join(args.bundle, "programs.json")) as f:
         programs = json.load(f)
@@ -205,6 +237,11 @@ def report(args):
         for row in attention:
             lines.append("| %s | %s | %s | %.3f | %.2f |" % (
                 row["impl"], row["causal"], row["pass"], row["ms"], row["tflops"]))
+    for name in PROFILED:
+        path = os.path.join(out, "profile-%s.txt" % name)
+        if os.path.isfile(path):
+            lines += ["", "## Where %s's step goes (REMAT_CUDA_PROFILE)" % name, "",
+                      "```", open(path).read().strip(), "```"]
     with open(os.path.join(out, "results.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
     print("\n".join(lines))
@@ -218,8 +255,12 @@ def main():
     p.add_argument("--out", required=True)
     p.add_argument("--dry-run", action="store_true")
     p.add_argument("--report-only", action="store_true")
+    p.add_argument("--profile", action="store_true",
+                   help="profile the PROFILED programs per kernel instead")
     args = p.parse_args()
-    return report(args) if args.report_only else run_all(args)
+    if args.report_only:
+        return report(args)
+    return profile_all(args) if args.profile else run_all(args)
 
 
 if __name__ == "__main__":
