@@ -44,7 +44,20 @@ def program_args(bundle, p):
     return args
 
 
-def check(bundle, exe, p, work, dry):
+def fp32_reference(bundle, programs, p):
+    """The parameters remat-run reached in fp32 on the same model, optimizer
+    and learning rate, for a 16-bit program (cuda_compare's scale of 16-bit
+    error); None when the bundle has none."""
+    if p.get("precision", "fp32") == "fp32":
+        return None
+    for q in programs:
+        if q["reference"] and q.get("precision", "fp32") == "fp32" and \
+                (q["model"], q["optimizer"], q["lr"]) == (p["model"], p["optimizer"], p["lr"]):
+            return os.path.join(bundle, "reference", q["name"], "params")
+    return None
+
+
+def check(bundle, exe, p, work, dry, fp32_params=None):
     """The equivalence check: a list of failures (empty = pass) and notes."""
     ref = os.path.join(bundle, "reference", p["name"])
     params = os.path.join(work, p["name"] + "-params")
@@ -63,7 +76,7 @@ def check(bundle, exe, p, work, dry):
     return cuda_compare.compare(report, cpu_losses, params,
                                 os.path.join(ref, "params"), p["optimizer"],
                                 p["lr"], p["reference_steps"],
-                                p.get("precision", "fp32"))
+                                p.get("precision", "fp32"), fp32_params)
 
 
 def measure(bundle, exe, p, dry):
@@ -137,7 +150,8 @@ def run_all(args):
             entry["equivalence"] = "FAIL"
             entry["failures"] = ["%s was not built" % exe]
         elif p["reference"]:
-            failures, notes = check(args.bundle, exe, p, work, args.dry_run)
+            failures, notes = check(args.bundle, exe, p, work, args.dry_run,
+                                    fp32_reference(args.bundle, programs, p))
             print("\n".join(notes))
             entry["equivalence"] = "FAIL" if failures else "PASS"
             entry["failures"] = failures
