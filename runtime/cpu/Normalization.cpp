@@ -167,15 +167,11 @@ void applyChannelAffine(const TensorView &x, const TensorView &y,
     for (int64_t c = 0; c < C; ++c) {
       const Compute ac = static_cast<Compute>(a[c]);
       const Compute bc = static_cast<Compute>(b[c]);
+      // Without a mean, x - 0 is x exactly (-0 included): one loop serves.
       const Compute mc = static_cast<Compute>(mean ? mean[c] : 0.0);
       const int64_t base = (n * C + c) * spatial;
-      if (mean)
-        for (int64_t i = 0; i < spatial; ++i)
-          py[base + i] =
-              fromCompute<T>((toCompute(px[base + i]) - mc) * ac + bc);
-      else
-        for (int64_t i = 0; i < spatial; ++i)
-          py[base + i] = fromCompute<T>(toCompute(px[base + i]) * ac + bc);
+      for (int64_t i = 0; i < spatial; ++i)
+        py[base + i] = fromCompute<T>((toCompute(px[base + i]) - mc) * ac + bc);
     }
 }
 

@@ -77,13 +77,13 @@ void convBackwardDataImpl(const TensorView &dy, const TensorView &weight,
                                    pw + g * Mg * K, 0,
                                    pdy + (n0 * M + g * Mg) * P, M * P,
                                    col + g * K * P, colPerImage, count,
-                              ComputeType<T>(0));
+                                   ComputeType<T>(0));
     } else {
       for (int64_t i = 0; i < count; ++i)
         gemmStridedBatched<T, Col>(kernel, true, false, K, P, Mg, pw, Mg * K,
                                    pdy + (n0 + i) * M * P, Mg * P,
                                    col + i * colPerImage, K * P, group,
-                              ComputeType<T>(0));
+                                   ComputeType<T>(0));
     }
     const int64_t total = count * C * I;
     col2imKernel<T, Col><<<gridFor(total), kThreads, 0, ctx.stream>>>(

@@ -24,13 +24,16 @@ TIMED_STEPS = 50  # GPT-2 small: 15
 TIMEOUT_S = int(os.environ.get("REMAT_PROGRAM_TIMEOUT_S", "240"))
 
 
-def run(cmd, dry):
-    print("+ " + " ".join(cmd), flush=True)
+def run(cmd, dry, env=None):
+    """Runs cmd (with `env` added to the environment), or only prints it."""
+    print("+ " + "".join("%s=%s " % kv for kv in (env or {}).items()) +
+          " ".join(cmd), flush=True)
     if dry:
         return None
     try:
         return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True, timeout=TIMEOUT_S)
+                              text=True, timeout=TIMEOUT_S,
+                              env=dict(os.environ, **env) if env else None)
     except subprocess.TimeoutExpired:
         return subprocess.CompletedProcess(cmd, 124, "", "timed out after %d s" % TIMEOUT_S)
 
@@ -112,17 +115,11 @@ def profile_all(args):
     failed = 0
     for p in programs:
         exe = os.path.join(args.bin, p["name"])
-        cmd = [exe, "--steps", str(PROFILE_STEPS)] + program_args(args.bundle, p)
-        print("+ REMAT_CUDA_PROFILE=1 " + " ".join(cmd), flush=True)
-        if args.dry_run:
+        done = run([exe, "--steps", str(PROFILE_STEPS)] + program_args(args.bundle, p),
+                   args.dry_run, env={"REMAT_CUDA_PROFILE": "1"})
+        if done is None:
             continue
-        try:
-            done = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                  text=True, timeout=TIMEOUT_S,
-                                  env=dict(os.environ, REMAT_CUDA_PROFILE="1"))
-            text, rc = done.stderr, done.returncode
-        except subprocess.TimeoutExpired:
-            text, rc = "timed out after %d s" % TIMEOUT_S, 124
+        text, rc = done.stderr, done.returncode
         table = text[text.find("remat CUDA profile"):] if "remat CUDA profile" in text \
             else "no profile (exit %d): %s" % (rc, text.strip()[-400:])
         with open(os.path.join(args.out, "profile-%s.txt" % p["name"]), "w") as f:
