@@ -128,6 +128,8 @@ void attention(const TensorView &q, const TensorView &k, const TensorView &v,
     const int64_t blocks =
         rows * ((a.querySeq + kBlockRows - 1) / kBlockRows);
     require(blocks <= 0x7fffffff, kernel, "too many query tiles for one grid");
+    if (attentionForwardFast(a, out.as<T>(), logsumexp.as<Acc<T>>(), stream))
+      return;
     dispatchHeadDim(std::max(a.headDim, a.valueDim), kernel, [&](auto maxD) {
       constexpr int kMaxD = decltype(maxD)::value;
       const size_t shared = 2 * kStageRows * kMaxD * sizeof(Acc<T>);

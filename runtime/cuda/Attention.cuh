@@ -311,6 +311,50 @@ __device__ inline uint32_t quadKeepBits(const AttentionArgs<T> &a,
   return bits;
 }
 
+//===----------------------------------------------------------------------===//
+// Fast paths
+//===----------------------------------------------------------------------===//
+
+// The kernels above take every call the checks accept. The fast paths below
+// take the common shapes (no dropout, head sizes the tiles fit) with far
+// higher throughput: tensor cores (mma.sync) for 16-bit storage
+// (AttentionTensorCore.cu), register-tiled FMA for fp32 (AttentionTiled.cu).
+// Each returns false, having launched nothing, when it does not take the
+// call. out, logsumexp, dq, dk and dv may each be null (absent); rowDot is
+// the backward's D = rowsum(dout * out), already computed on `stream`.
+
+bool attentionForwardFast(const AttentionArgs<float> &a, float *out,
+                          float *logsumexp, cudaStream_t stream);
+bool attentionForwardFast(const AttentionArgs<__half> &a, __half *out,
+                          float *logsumexp, cudaStream_t stream);
+bool attentionForwardFast(const AttentionArgs<__nv_bfloat16> &a,
+                          __nv_bfloat16 *out, float *logsumexp,
+                          cudaStream_t stream);
+inline bool attentionForwardFast(const AttentionArgs<double> &, double *,
+                                 double *, cudaStream_t) {
+  return false;
+}
+
+bool attentionBackwardFast(const AttentionArgs<float> &a, const float *dout,
+                           const float *logsumexp, const float *rowDot,
+                           float *dq, float *dk, float *dv,
+                           cudaStream_t stream);
+bool attentionBackwardFast(const AttentionArgs<__half> &a, const __half *dout,
+                           const float *logsumexp, const float *rowDot,
+                           __half *dq, __half *dk, __half *dv,
+                           cudaStream_t stream);
+bool attentionBackwardFast(const AttentionArgs<__nv_bfloat16> &a,
+                           const __nv_bfloat16 *dout, const float *logsumexp,
+                           const float *rowDot, __nv_bfloat16 *dq,
+                           __nv_bfloat16 *dk, __nv_bfloat16 *dv,
+                           cudaStream_t stream);
+inline bool attentionBackwardFast(const AttentionArgs<double> &,
+                                  const double *, const double *,
+                                  const double *, double *, double *, double *,
+                                  cudaStream_t) {
+  return false;
+}
+
 } // namespace remat::rt::cuda::detail
 
 #endif // REMAT_RUNTIME_CUDA_ATTENTION_CUH

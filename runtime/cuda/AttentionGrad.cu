@@ -251,6 +251,10 @@ void attentionBackward(const TensorView &q, const TensorView &k,
     rowDotKernel<T><<<gridFor(queryRows), kThreads, 0, stream>>>(
         dout.as<const T>(), out.as<const T>(), rowDot, queryRows, a.valueDim);
     checkLaunch(kernel);
+    if (attentionBackwardFast(a, dout.as<const T>(), logsumexp.as<const A>(),
+                              rowDot, dq.as<T>(), dk.as<T>(), dv.as<T>(),
+                              stream))
+      return;
 
     dispatchHeadDim(std::max(a.headDim, a.valueDim), kernel, [&](auto maxD) {
       constexpr int kMaxD = decltype(maxD)::value;
