@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """Fused attention throughput: remat's CUDA kernels (the attention-bench
 executable) against torch.nn.functional.scaled_dot_product_attention on the
-same GPU, bf16, b=8 h=12 s=1024 d=64, causal and not; forward and backward
-TFLOP/s with the compiler's FLOP count (forward 4*b*h*s^2*d, halved when
-causal; backward 2.5x). Prints a table and writes the rows as JSON. A
-missing torch or GPU is a named skip for the torch rows, not a crash."""
+same GPU, bf16 and fp32, b=8 h=12 s=1024 d=64, in three forms: no mask, the
+causal flag, and an additive [1, 1, s, s] causal mask (GPT-2's, when its
+mask is a graph input); forward and backward TFLOP/s with the compiler's
+FLOP count (forward 4*b*h*s^2*d, halved with the causal flag; backward
+2.5x). Prints a table and writes the rows as JSON. A missing torch or GPU
+is a named skip for the torch rows, not a crash."""
 import argparse
 import json
 import subprocess
@@ -14,8 +16,11 @@ B, H, S, D = 8, 12, 1024, 64
 WARMUP, ITERS = 3, 20
 
 
-def flops(causal):
-    forward = 4.0 * B * H * S * S * D * (0.5 if causal else 1.0)
+FORMS = ("none", "causal", "additive")
+
+
+def flops(form):
+    forward = 4.0 * B * H * S * S * D * (0.5 if form == "causal" else 1.0)
     return forward, 2.5 * forward
 
 
@@ -57,24 +62,32 @@ def torch_rows():
     rows = []
     gen = torch.Generator(device="cuda").manual_seed(0)
     shape = (B, H, S, D)
-    q, k, v, dout = (torch.rand(shape, device="cuda", dtype=torch.bfloat16,
-                                generator=gen) * 2 - 1 for _ in range(4))
-    for t in (q, k, v):
-        t.requires_grad_(True)
-    for causal in (False, True):
-        with torch.no_grad():
-            fwd = time_ms(lambda: F.scaled_dot_product_attention(
-                q, k, v, is_causal=causal))
-        out = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
-        # The backward alone: the graph (and its saved tensors) is kept.
-        bwd = time_ms(lambda: torch.autograd.grad(out, (q, k, v), dout,
-                                                  retain_graph=True))
-        for name, ms, count in (("forward", fwd, flops(causal)[0]),
-                                ("backward", bwd, flops(causal)[1])):
-            rows.append({"impl": "torch-sdpa", "dtype": "bf16",
-                         "causal": causal, "pass": name, "batch": B,
-                         "heads": H, "seq": S, "dim": D, "ms": round(ms, 4),
-                         "tflops": round(count / (ms * 1e-3) / 1e12, 2)})
+    for dtype, name in ((torch.bfloat16, "bf16"), (torch.float32, "f32")):
+        q, k, v, dout = (torch.rand(shape, device="cuda", dtype=dtype,
+                                    generator=gen) * 2 - 1 for _ in range(4))
+        for t in (q, k, v):
+            t.requires_grad_(True)
+        hidden = torch.ones(S, S, device="cuda", dtype=torch.bool).triu(1)
+        mask = torch.zeros(1, 1, S, S, device="cuda", dtype=dtype)
+        mask.masked_fill_(hidden, torch.finfo(dtype).min)
+        for form in FORMS:
+            kwargs = {"is_causal": form == "causal",
+                      "attn_mask": mask if form == "additive" else None}
+            with torch.no_grad():
+                fwd = time_ms(lambda: F.scaled_dot_product_attention(
+                    q, k, v, **kwargs))
+            out = F.scaled_dot_product_attention(q, k, v, **kwargs)
+            # The backward alone: the graph (and its saved tensors) is kept.
+            bwd = time_ms(lambda: torch.autograd.grad(out, (q, k, v), dout,
+                                                      retain_graph=True))
+            for pass_, ms, count in (("forward", fwd, flops(form)[0]),
+                                     ("backward", bwd, flops(form)[1])):
+                rows.append({"impl": "torch-sdpa", "dtype": name,
+                             "mask": form, "pass": pass_, "batch": B,
+                             "heads": H, "seq": S, "dim": D,
+                             "ms": round(ms, 4),
+                             "tflops": round(count / (ms * 1e-3) / 1e12, 2)})
+            del out
     return rows
 
 
@@ -86,17 +99,16 @@ def main():
     parser.add_argument("--dry-run", action="store_true")
     args = parser.parse_args()
     if args.dry_run:
-        print("would time %s and torch sdpa at b=%d h=%d s=%d d=%d bf16"
+        print("would time %s and torch sdpa at b=%d h=%d s=%d d=%d bf16, f32"
               % (args.remat, B, H, S, D))
         return 0
     remat = remat_rows(args.remat)
     rows = (remat or []) + torch_rows()
-    print("%-11s %-7s %-9s %10s %9s" % ("impl", "causal", "pass", "ms",
-                                         "TFLOP/s"))
+    print("%-11s %-5s %-9s %-9s %10s %9s" % ("impl", "dtype", "mask", "pass",
+                                              "ms", "TFLOP/s"))
     for r in rows:
-        print("%-11s %-7s %-9s %10.3f %9.2f" % (r["impl"], r["causal"],
-                                                 r["pass"], r["ms"],
-                                                 r["tflops"]))
+        print("%-11s %-5s %-9s %-9s %10.3f %9.2f" % (
+            r["impl"], r["dtype"], r["mask"], r["pass"], r["ms"], r["tflops"]))
     if args.out:
         with open(args.out, "w") as f:
             json.dump(rows, f, indent=1)

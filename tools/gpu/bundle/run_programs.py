@@ -240,14 +240,16 @@ def report(args):
                 row["model"], row["variant"],
                 ms(row.get("step_seconds_median")) if "skipped" not in row else "skipped: " + row["skipped"],
                 mb(row.get("max_memory_allocated"))))
-    lines += ["", "## Fused attention vs torch sdpa (bf16, same GPU)", ""]
+    lines += ["", "## Fused attention vs torch sdpa (b=8 h=12 s=1024 d=64, same GPU)", ""]
     if not attention:
         lines.append("no attention-bench.json")
     else:
-        lines += ["| impl | causal | pass | ms | TFLOP/s |", "|---|---|---|---:|---:|"]
+        lines += ["| impl | dtype | mask | pass | ms | TFLOP/s |",
+                  "|---|---|---|---|---:|---:|"]
         for row in attention:
-            lines.append("| %s | %s | %s | %.3f | %.2f |" % (
-                row["impl"], row["causal"], row["pass"], row["ms"], row["tflops"]))
+            lines.append("| %s | %s | %s | %s | %.3f | %.2f |" % (
+                row["impl"], row.get("dtype", "bf16"), row.get("mask", "?"),
+                row["pass"], row["ms"], row["tflops"]))
     for name in PROFILED:
         path = os.path.join(out, "profile-%s.txt" % name)
         if os.path.isfile(path):
