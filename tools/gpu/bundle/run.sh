@@ -11,15 +11,16 @@
 #    (the tolerances of cuda_compare.py), and measures its step time and
 #    peak memory against its plan and budget;
 # 4. times the fused attention kernels against torch's
-#    scaled_dot_product_attention (RESULTS_DIR/attention-bench.json), and
-#    profiles GPT-2 small's step per kernel (profile-*.txt);
+#    scaled_dot_product_attention (RESULTS_DIR/attention-bench.json) and
+#    GPT-2 small's GEMMs (gemm-bench.jsonl), and profiles GPT-2 small's
+#    step per kernel (profile-*.txt);
 # 5. runs the same models in PyTorch eager (fp32, checkpoint per block,
 #    bf16 autocast) for step time and torch.cuda.max_memory_allocated;
 # then writes RESULTS_DIR/results.json and results.md. Exits non-zero if
 # the build, a kernel test or an equivalence check fails (the failing
 # program and tensor are named). --dry-run lists the steps without running.
 # --prebuilt DIR skips step 1 and runs the binaries already in DIR
-# (cuda-kernel-tests, attention-bench, programs/*), built elsewhere with the
+# (cuda-kernel-tests, attention-bench, gemm-bench, programs/*), built elsewhere with the
 # same nvcc (e.g. with -DREMAT_STATIC_CUBLAS=OFF, small enough to carry):
 # a short GPU window then goes to running, not compiling.
 set -uo pipefail
@@ -92,6 +93,11 @@ if [ $built = 1 ] || [ $DRY = 1 ]; then
   step attention-bench "$RESULTS/attention-bench.log" python3 "$HERE/attention_bench.py" \
       --remat "$BUILD/attention-bench" --out "$RESULTS/attention-bench.json" \
       $( [ $DRY = 1 ] && echo --dry-run ) || true
+fi
+# GPT-2 small's GEMMs through the runtime: measured only.
+if [ $built = 1 ] || [ $DRY = 1 ]; then
+  step gemm-bench "$RESULTS/gemm-bench.log" bash -c \
+      "'$BUILD/gemm-bench' > '$RESULTS/gemm-bench.jsonl'" || true
 fi
 # Per-kernel times of GPT-2 small's step (REMAT_CUDA_PROFILE): measured only.
 if [ $built = 1 ] || [ $DRY = 1 ]; then

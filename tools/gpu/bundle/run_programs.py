@@ -201,6 +201,10 @@ def report(args):
     programs = load(os.path.join(out, "programs.json"), [])
     torch = load(os.path.join(out, "torch.json"), {"skipped": "no torch.json"})
     attention = load(os.path.join(out, "attention-bench.json"), [])
+    gemms = []
+    if os.path.isfile(os.path.join(out, "gemm-bench.jsonl")):
+        gemms = [json.loads(line) for line in open(os.path.join(out, "gemm-bench.jsonl"))
+                 if line.startswith("{")]
     gpu = open(os.path.join(out, "gpu.txt")).read().strip() \
         if os.path.isfile(os.path.join(out, "gpu.txt")) else "unknown"
     revision = open(os.path.join(args.bundle, "REVISION")).read().strip()
@@ -208,7 +212,7 @@ def report(args):
                "kernel_tests": {k: kernel.get(k) for k in
                                 ("tests", "failures", "disabled", "errors")},
                "programs": programs, "torch_eager": torch,
-               "attention": attention}
+               "attention": attention, "gemms": gemms}
     with open(os.path.join(out, "results.json"), "w") as f:
         json.dump(results, f, indent=1)
 
@@ -250,6 +254,16 @@ def report(args):
             lines.append("| %s | %s | %s | %s | %.3f | %.2f |" % (
                 row["impl"], row.get("dtype", "bf16"), row.get("mask", "?"),
                 row["pass"], row["ms"], row["tflops"]))
+    lines += ["", "## GPT-2 small's GEMMs (gemm-bench, same GPU)", ""]
+    if not gemms:
+        lines.append("no gemm-bench.jsonl")
+    else:
+        lines += ["| impl | dtype | gemm | m x n x k (batch) | ms | TFLOP/s |",
+                  "|---|---|---|---|---:|---:|"]
+        for row in gemms:
+            lines.append("| %s | %s | %s | %d x %d x %d (%d) | %.3f | %.1f |" % (
+                row["impl"], row["dtype"], row["gemm"], row["m"], row["n"],
+                row["k"], row["batch"], row["ms"], row["tflops"]))
     for name in PROFILED:
         path = os.path.join(out, "profile-%s.txt" % name)
         if os.path.isfile(path):
