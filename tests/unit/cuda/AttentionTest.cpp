@@ -39,6 +39,9 @@ struct Problem {
   Shape maskShape;
   /// A query row whose mask entries are all -inf (-1: none).
   int64_t hiddenRow = -1;
+  /// The mask is HF's causal mask instead of random values: [1, 1, Sq, Sk],
+  /// 0 where j <= i and the dtype's lowest finite value where j > i.
+  bool lowestCausalMask = false;
 
   double scale() const { return 1.0 / std::sqrt(double(headDim)); }
   Shape qShape() const { return {batch, queryHeads, querySeq, headDim}; }
@@ -56,7 +59,8 @@ struct Problem {
     if (causal)
       s += " causal";
     if (hasMask)
-      s += " mask " + shapeToString(maskShape);
+      s += std::string(lowestCausalMask ? " lowest-causal" : "") + " mask " +
+           shapeToString(maskShape);
     if (ratio > 0)
       s += " dropout " + std::to_string(ratio);
     return s;
@@ -74,7 +78,17 @@ Inputs makeInputs(const Problem &p, DType dtype) {
   in.k = randomTensor(dtype, p.kShape(), 2, -2, 2);
   in.v = randomTensor(dtype, p.vShape(), 3);
   in.dout = randomTensor(dtype, p.outShape(), 4);
-  if (p.hasMask) {
+  if (p.hasMask && p.lowestCausalMask) {
+    const double lowest = dtype == DType::F16    ? -65504.0
+                          : dtype == DType::BF16 ? -3.3895313892515355e38
+                          : dtype == DType::F32  ? -3.4028234663852886e38
+                                                 : -1.7976931348623157e308;
+    std::vector<double> mask(p.querySeq * p.keySeq);
+    for (int64_t i = 0; i < p.querySeq; ++i)
+      for (int64_t j = 0; j < p.keySeq; ++j)
+        mask[i * p.keySeq + j] = j > i ? lowest : 0.0;
+    in.mask = make(dtype, p.maskShape, mask);
+  } else if (p.hasMask) {
     in.mask = randomTensor(dtype, p.maskShape, 5, -3, 1);
     // Hide a few entries outright, as a padding mask would.
     for (int64_t e = 0; e < in.mask.numel(); e += 7)
@@ -390,6 +404,68 @@ TEST_F(CudaAttention, SixteenBitStorage) {
       p.ratio = 0.1;
       check(p, dtype);
     }
+}
+
+// The fast paths (AttentionTensorCore.cu for 16-bit storage,
+// AttentionTiled.cu for fp32) take calls without dropout whose head sizes
+// are equal and one of 32, 64, 128: their tiles' edges, grouped heads, the
+// causal flag, HF's lowest-value causal mask and a padding mask.
+TEST_F(CudaAttention, FastPaths) {
+  for (DType dtype : {DType::F32, DType::BF16, DType::F16})
+    for (int64_t d : {int64_t(32), int64_t(64), int64_t(128)}) {
+      check(shape(2, 4, 2, 130, 97, d, d), dtype);
+      check(shape(1, 2, 2, 1, 1, d, d), dtype);
+      Problem causal = shape(1, 1, 1, 65, 200, d, d);
+      causal.causal = true;
+      check(causal, dtype);
+      Problem lowest = shape(1, 2, 2, 150, 150, d, d);
+      lowest.hasMask = true;
+      lowest.lowestCausalMask = true;
+      lowest.maskShape = {1, 1, 150, 150};
+      check(lowest, dtype);
+      Problem padding = shape(2, 2, 1, 70, 70, d, d);
+      padding.hasMask = true;
+      padding.maskShape = {2, 1, 1, 70};
+      check(padding, dtype);
+    }
+}
+
+TEST_F(CudaAttention, FastPathFullyMaskedRowGivesZeroAndMinusInfinity) {
+  for (DType dtype : {DType::F32, DType::BF16}) {
+    Problem p = shape(1, 2, 2, 80, 90, 64, 64);
+    p.hasMask = true;
+    p.maskShape = {80, 90};
+    p.hiddenRow = 67;
+    const Inputs in = makeInputs(p, dtype);
+    const Results got = runCuda(p, in, dtype);
+    for (int64_t h = 0; h < 2; ++h) {
+      const int64_t row = h * 80 + 67;
+      EXPECT_EQ(getElement(got.lse.view(), row), -kInf) << "head " << h;
+      for (int64_t e = 0; e < 64; ++e) {
+        EXPECT_EQ(getElement(got.out.view(), row * 64 + e), 0.0);
+        EXPECT_EQ(getElement(got.dq.view(), row * 64 + e), 0.0);
+      }
+    }
+    check(p, dtype);
+  }
+}
+
+TEST_F(CudaAttention, FastPathTwoRunsAreBitwiseEqual) {
+  for (DType dtype : {DType::F32, DType::BF16}) {
+    Problem p = shape(2, 4, 2, 150, 130, 64, 64);
+    p.hasMask = true;
+    p.maskShape = {1, 1, 150, 130};
+    p.lowestCausalMask = true;
+    const Inputs in = makeInputs(p, dtype);
+    const Results first = runCuda(p, in, dtype);
+    const Results second = runCuda(p, in, dtype);
+    const std::string what = p.name(dtype);
+    expectSame(second.out, first.out, what + " output");
+    expectSame(second.lse, first.lse, what + " logsumexp");
+    expectSame(second.dq, first.dq, what + " query gradient");
+    expectSame(second.dk, first.dk, what + " key gradient");
+    expectSame(second.dv, first.dv, what + " value gradient");
+  }
 }
 
 TEST_F(CudaAttention, TwoRunsAreBitwiseEqual) {
