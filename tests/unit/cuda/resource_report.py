@@ -56,6 +56,13 @@ HOT = {
     "attentionForwardKernel": "attention",
     "attentionKeyValueGradKernel": "attention",
     "attentionQueryGradKernel": "attention", "rowDotKernel": "attention",
+    # ... and their fast paths (register-tiled fp32, tensor-core 16-bit),
+    # which take every call without dropout at head sizes 32/64/128.
+    "tiledAttentionForwardKernel": "attention",
+    "tiledAttentionKeyValueGradKernel": "attention",
+    "tiledAttentionQueryGradKernel": "attention",
+    "tcForwardKernel": "attention", "tcKeyValueGradKernel": "attention",
+    "tcQueryGradKernel": "attention",
     # Optimizer: every parameter, every step.
     "sgdKernel": "optimizer", "adamKernel": "optimizer",
 }
