@@ -6,7 +6,8 @@
 // its weight gradient, both as the batched [8, K, N] product the autodiff
 // writes today (then summed over the batch by a reduction, not timed here)
 // and as one GEMM over the 8192 flattened rows. Each bf16 shape is also
-// timed through cuBLAS directly with the default math mode, to tell the
+// timed through cuBLAS directly with the default math mode, with and
+// without CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION, to tell the
 // cost of the runtime's CUBLAS_PEDANTIC_MATH |
 // CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION handle from the shapes'
 // own. Prints one JSON object per line:
@@ -62,11 +63,13 @@ TensorView filled(DType dtype, const Shape &shape) {
   if (dtype == DType::BF16) {
     std::vector<uint16_t> host(n, 0x3c80); // 1/64
     check(cudaMemcpy(view.data, host.data(), view.bytes(),
-                     cudaMemcpyHostToDevice), "cudaMemcpy");
+                     cudaMemcpyHostToDevice),
+          "cudaMemcpy");
   } else {
     std::vector<float> host(n, 1.0f / 64);
     check(cudaMemcpy(view.data, host.data(), view.bytes(),
-                     cudaMemcpyHostToDevice), "cudaMemcpy");
+                     cudaMemcpyHostToDevice),
+          "cudaMemcpy");
   }
   return view;
 }
@@ -105,23 +108,58 @@ std::vector<Gemm> gpt2Gemms() {
   const struct {
     const char *layer;
     int64_t in, out;
-  } layers[] = {{"c_attn", W, 3 * W}, {"attn c_proj", W, W},
-                {"c_fc", W, 4 * W},   {"mlp c_proj", 4 * W, W},
-                {"lm_head", W, 50257}};
+  } layers[] = {{"c_attn", W, 3 * W},
+                {"attn c_proj", W, W},
+                {"c_fc", W, 4 * W},
+                {"mlp c_proj", 4 * W, W},
+                {"lm_head", W, 50257},
+                // The GPT-2 program's form: the tied weight transposed once.
+                {"lm_head [768, vocab]", W, 50257}};
   for (const auto &l : layers) {
     const std::string name = l.layer;
     // Conv1D-style weight [in, out]; the LM head is tied: [vocab, W], b^T.
     const bool tied = name == "lm_head";
     const Shape weight = tied ? Shape{l.out, l.in} : Shape{l.in, l.out};
-    gemms.push_back({name + " forward", {B, S, l.in}, weight, {B, S, l.out},
-                     false, tied, T, l.out, l.in, 1});
-    gemms.push_back({name + " input grad", {B, S, l.out}, weight,
-                     {B, S, l.in}, false, !tied, T, l.in, l.out, 1});
-    gemms.push_back({name + " weight grad, per batch", {B, S, l.in},
-                     {B, S, l.out}, {B, l.in, l.out}, true, false, l.in,
-                     l.out, S, B});
-    gemms.push_back({name + " weight grad, flattened", {T, l.in}, {T, l.out},
-                     {l.in, l.out}, true, false, l.in, l.out, T, 1});
+    gemms.push_back({name + " forward",
+                     {B, S, l.in},
+                     weight,
+                     {B, S, l.out},
+                     false,
+                     tied,
+                     T,
+                     l.out,
+                     l.in,
+                     1});
+    gemms.push_back({name + " input grad",
+                     {B, S, l.out},
+                     weight,
+                     {B, S, l.in},
+                     false,
+                     !tied,
+                     T,
+                     l.in,
+                     l.out,
+                     1});
+    gemms.push_back({name + " weight grad, per batch",
+                     {B, S, l.in},
+                     {B, S, l.out},
+                     {B, l.in, l.out},
+                     true,
+                     false,
+                     l.in,
+                     l.out,
+                     S,
+                     B});
+    gemms.push_back({name + " weight grad, flattened",
+                     {T, l.in},
+                     {T, l.out},
+                     {l.in, l.out},
+                     true,
+                     false,
+                     l.in,
+                     l.out,
+                     T,
+                     1});
   }
   return gemms;
 }
@@ -156,15 +194,28 @@ int main(int argc, char **argv) try {
   check(cudaMalloc(&workspace, workspaceBytes), "cudaMalloc");
   cuda::initialize(stream, workspace, workspaceBytes);
 
-  // A second handle with cuBLAS's default math mode and a 32 MiB
-  // workspace, for the bf16 comparison.
-  cublasHandle_t plain;
-  checkBlas(cublasCreate(&plain), "cublasCreate");
-  checkBlas(cublasSetStream(plain, stream), "cublasSetStream");
-  void *plainWorkspace = nullptr;
-  check(cudaMalloc(&plainWorkspace, size_t(32) << 20), "cudaMalloc");
-  checkBlas(cublasSetWorkspace(plain, plainWorkspace, size_t(32) << 20),
-            "cublasSetWorkspace");
+  // Handles of cuBLAS's default math mode, with and without fp32 split-K
+  // reductions, and the runtime's share of a 64 MiB workspace (16 MiB),
+  // for the bf16 comparison.
+  const struct {
+    const char *impl;
+    cublasMath_t mode;
+  } variants[] = {{"cublas-default-math", CUBLAS_DEFAULT_MATH},
+                  {"cublas-default-math-fp32-reduction",
+                   static_cast<cublasMath_t>(
+                       CUBLAS_DEFAULT_MATH |
+                       CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)}};
+  cublasHandle_t handles[2];
+  for (int v = 0; v < 2; ++v) {
+    checkBlas(cublasCreate(&handles[v]), "cublasCreate");
+    checkBlas(cublasSetStream(handles[v], stream), "cublasSetStream");
+    void *blasWorkspace = nullptr;
+    check(cudaMalloc(&blasWorkspace, size_t(16) << 20), "cudaMalloc");
+    checkBlas(cublasSetWorkspace(handles[v], blasWorkspace, size_t(16) << 20),
+              "cublasSetWorkspace");
+    checkBlas(cublasSetMathMode(handles[v], variants[v].mode),
+              "cublasSetMathMode");
+  }
 
   for (DType dtype : {DType::BF16, DType::F32}) {
     const char *dtypeName = dtype == DType::BF16 ? "bf16" : "f32";
@@ -180,19 +231,20 @@ int main(int argc, char **argv) try {
         const int m = static_cast<int>(g.m), n = static_cast<int>(g.n),
                   k = static_cast<int>(g.k);
         const int lda = g.transA ? m : k, ldb = g.transB ? k : n;
-        print("cublas-default-math", dtypeName, g, timeMs(stream, iters, [&] {
-                checkBlas(cublasGemmStridedBatchedEx(
-                              plain, g.transB ? CUBLAS_OP_T : CUBLAS_OP_N,
-                              g.transA ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k,
-                              &alpha, b.data, CUDA_R_16BF, ldb,
-                              g.batch > 1 ? int64_t(k) * n : 0, a.data,
-                              CUDA_R_16BF, lda,
-                              g.batch > 1 ? int64_t(m) * k : 0, &beta,
-                              out.data, CUDA_R_16BF, n, int64_t(m) * n,
-                              static_cast<int>(g.batch), CUBLAS_COMPUTE_32F,
-                              CUBLAS_GEMM_DEFAULT),
-                          "cublasGemmStridedBatchedEx");
-              }));
+        for (int v = 0; v < 2; ++v)
+          print(variants[v].impl, dtypeName, g, timeMs(stream, iters, [&] {
+                  checkBlas(
+                      cublasGemmStridedBatchedEx(
+                          handles[v], g.transB ? CUBLAS_OP_T : CUBLAS_OP_N,
+                          g.transA ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k, &alpha,
+                          b.data, CUDA_R_16BF, ldb,
+                          g.batch > 1 ? int64_t(k) * n : 0, a.data, CUDA_R_16BF,
+                          lda, g.batch > 1 ? int64_t(m) * k : 0, &beta,
+                          out.data, CUDA_R_16BF, n, int64_t(m) * n,
+                          static_cast<int>(g.batch), CUBLAS_COMPUTE_32F,
+                          CUBLAS_GEMM_DEFAULT),
+                      "cublasGemmStridedBatchedEx");
+                }));
       }
       cuda::checkDeviceErrors();
       for (TensorView *t : {&a, &b, &out})
@@ -200,7 +252,8 @@ int main(int argc, char **argv) try {
     }
   }
   std::fflush(stdout);
-  cublasDestroy(plain);
+  for (cublasHandle_t h : handles)
+    cublasDestroy(h);
   cuda::shutdown();
   return 0;
 } catch (const std::exception &e) {
