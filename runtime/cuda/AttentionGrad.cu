@@ -26,15 +26,37 @@ using namespace detail;
 
 namespace {
 
-/// D[r] = dout[r, :] . out[r, :] in the accumulation type.
+/// Lanes sharing one row in rowDotKernel: a row of 64 elements is one
+/// coalesced read per operand, and two rows share a warp.
+constexpr int kRowDotLanes = 16;
+
+/// D[r] = dout[r, :] . out[r, :] in the accumulation type. kRowDotLanes
+/// lanes per row, each summing a strided share, combined by shuffles in a
+/// fixed order (deterministic).
 template <typename T>
 __global__ void rowDotKernel(const T *dout, const T *out, Acc<T> *rowDot,
                              int64_t rows, int64_t dim) {
-  REMAT_GRID_STRIDE_LOOP(r, rows) {
+  const int lane = threadIdx.x % kRowDotLanes;
+  const int64_t groups = static_cast<int64_t>(gridDim.x) * blockDim.x /
+                         kRowDotLanes;
+  // Every lane of a warp runs the same number of iterations (whole warps
+  // per stride, rows past the end computed as empty), so the shuffles
+  // below always have all 32 lanes.
+  const int64_t first =
+      (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) /
+      kRowDotLanes;
+  const int64_t iterations = (rows + groups - 1) / groups;
+  for (int64_t it = 0; it < iterations; ++it) {
+    const int64_t r = first + it * groups;
     Acc<T> sum = 0;
-    for (int64_t d = 0; d < dim; ++d)
-      sum = fma_(toAcc(dout[r * dim + d]), toAcc(out[r * dim + d]), sum);
-    rowDot[r] = sum;
+    if (r < rows)
+      for (int64_t d = lane; d < dim; d += kRowDotLanes)
+        sum = fma_(toAcc(dout[r * dim + d]), toAcc(out[r * dim + d]), sum);
+#pragma unroll
+    for (int offset = kRowDotLanes / 2; offset > 0; offset /= 2)
+      sum += __shfl_xor_sync(0xffffffffu, sum, offset);
+    if (r < rows && lane == 0)
+      rowDot[r] = sum;
   }
 }
 
@@ -248,7 +270,8 @@ void attentionBackward(const TensorView &q, const TensorView &k,
     }
     Scratch scratch(kernel);
     A *rowDot = scratch.take<A>(static_cast<size_t>(queryRows));
-    rowDotKernel<T><<<gridFor(queryRows), kThreads, 0, stream>>>(
+    rowDotKernel<T><<<gridFor(queryRows * kRowDotLanes), kThreads, 0,
+                      stream>>>(
         dout.as<const T>(), out.as<const T>(), rowDot, queryRows, a.valueDim);
     checkLaunch(kernel);
     if (attentionBackwardFast(a, dout.as<const T>(), logsumexp.as<const A>(),
