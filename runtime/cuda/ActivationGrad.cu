@@ -98,7 +98,7 @@ __global__ void activationBackwardKernel(UnaryOp op, const T *x, const T *dy,
 /// Softmax backward (dx = y (dy - sum(dy y))) or log-softmax backward
 /// (dx = dy - exp(y) sum(dy)) over rows as the forward lays them out.
 template <typename T>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreads, 1)
     softmaxBackwardKernel(const T *y, const T *dy, T *dx, int64_t rows,
                           int64_t size, int64_t inner, int log2G, bool log) {
   using C = ComputeType<T>;

@@ -4,6 +4,10 @@
 // elements without looking at them, so they dispatch on the element size
 // only and work for every dtype. Row copies (concat, split, gather) use the
 // widest unit (up to 16 bytes) that the row size and addresses allow.
+// Transpose moves whole rows the same way where its last dim stays
+// contiguous, and goes through shared-memory tiles where it does not, so
+// that both its reads and its writes are coalesced; other strided copies
+// (slice, expand, the rest of transpose) take one element per thread.
 //
 //===----------------------------------------------------------------------===//
 
@@ -93,6 +97,63 @@ __global__ void triluKernel(const T *x, T *y, int64_t n, int64_t rows,
   REMAT_GRID_STRIDE_LOOP(e, n) {
     const int64_t j = e % cols, i = (e / cols) % rows;
     y[e] = triluKeeps(i, j, upper, k) ? x[e] : T{0};
+  }
+}
+
+/// Transpose whose output rows are contiguous in x too (the last dim keeps
+/// stride 1: attention's head split and merge, [B, T, H, D] <-> [B, H, T,
+/// D]): y's rows of rowUnits units U, row `row` read from x at element
+/// rowIx.offset(row). One thread per unit, so the index math is per 16
+/// bytes where the row allows.
+template <typename U>
+__global__ void transposeRowsKernel(const char *x, U *y, int64_t rowUnits,
+                                    int64_t total, Indexer<1> rowIx,
+                                    int64_t elementBytes) {
+  REMAT_GRID_STRIDE_LOOP(e, total) {
+    const int64_t row = e / rowUnits, k = e - row * rowUnits;
+    y[e] = reinterpret_cast<const U *>(x + rowIx.offset(row) * elementBytes)[k];
+  }
+}
+
+constexpr int kTile = 64;     // transpose tile edge
+constexpr int kTileRows = 8;  // thread rows of a transpose block (x: 32)
+
+/// Transpose whose output's last dim j is strided in x: through 64 x 64
+/// tiles in shared memory, so that the reads run along x's contiguous dim
+/// i and the writes along y's last dim j, each warp access 32 adjacent
+/// elements; a thread moves 16 elements, all loads issued before the
+/// stores. y[b, i, j] (dims other than i and j are `batch`, whose Indexer
+/// gives the x and y offsets) = x[b + i + j * xStrideJ]. grid.x = the tiles
+/// of one batch entry (tilesJ per tile row), grid.y strides over the batch.
+template <typename T>
+__global__ void __launch_bounds__(32 * kTileRows)
+    transposeTileKernel(const T *x, T *y, int64_t ni, int64_t nj,
+                        int64_t xStrideJ, int64_t yStrideI, Indexer<2> batch,
+                        int64_t batches, int64_t tilesJ) {
+  __shared__ T tile[kTile][kTile + 1]; // +1: columns hit distinct banks
+  const int64_t ti = blockIdx.x / tilesJ, tj = blockIdx.x - ti * tilesJ;
+  const int64_t i0 = ti * kTile, j0 = tj * kTile;
+  const int tx = static_cast<int>(threadIdx.x);
+  const int ty = static_cast<int>(threadIdx.y);
+  for (int64_t b = blockIdx.y; b < batches; b += gridDim.y) {
+    int64_t off[2];
+    batch.offsets(b, off);
+    const T *xb = x + off[0];
+    T *yb = y + off[1];
+#pragma unroll
+    for (int c = 0; c < kTile; c += 32)
+#pragma unroll
+      for (int k = ty; k < kTile; k += kTileRows)
+        if (i0 + c + tx < ni && j0 + k < nj)
+          tile[k][c + tx] = xb[(i0 + c + tx) + (j0 + k) * xStrideJ];
+    __syncthreads();
+#pragma unroll
+    for (int c = 0; c < kTile; c += 32)
+#pragma unroll
+      for (int k = ty; k < kTile; k += kTileRows)
+        if (j0 + c + tx < nj && i0 + k < ni)
+          yb[(i0 + k) * yStrideI + j0 + c + tx] = tile[c + tx][k];
+    __syncthreads();
   }
 }
 
@@ -201,10 +262,97 @@ void concatOrSplit(const char *kernel, TensorViewList parts,
 
 } // namespace
 
+/// Transpose without stridedCopy's per-element index math, where the merged
+/// iteration space has a shape that allows it: contiguous rows
+/// (transposeRowsKernel) or a strided last dim (transposeTileKernel).
+/// Returns false (nothing launched) for the rest.
+bool transposeFast(const char *kernel, const TensorView &x, const TensorView &y,
+                   const Strides &xStrides) {
+  const int64_t n = y.numel();
+  Dims dims;
+  std::array<Strides, 2> st;
+  mergeDims<2>(y.shape, {xStrides, contiguousStrides(y.shape)}, dims, st);
+  const int rank = static_cast<int>(dims.size());
+  if (rank < 2 || rank > kMaxRank)
+    return false;
+  const Strides &xs = st[0], &ys = st[1];
+  const int64_t elementBytes = static_cast<int64_t>(dtypeSize(x.dtype));
+  cudaStream_t stream = context(kernel).stream;
+
+  if (xs[rank - 1] == 1) {
+    // Rows: y's last (merged) dim, contiguous in both.
+    const int64_t rowBytes = dims[rank - 1] * elementBytes;
+    uintptr_t bits = static_cast<uintptr_t>(rowBytes) |
+                     reinterpret_cast<uintptr_t>(x.data) |
+                     reinterpret_cast<uintptr_t>(y.data);
+    Indexer<1> rowIx;
+    rowIx.rank = rank - 1;
+    for (int d = 0; d < rank - 1; ++d) {
+      rowIx.shape[d] = dims[d];
+      rowIx.strides[0][d] = xs[d];
+      bits |= static_cast<uintptr_t>(xs[d] * elementBytes);
+    }
+    const size_t unit = copyUnit(bits);
+    const int64_t rowUnits = rowBytes / static_cast<int64_t>(unit);
+    const int64_t total = n * elementBytes / static_cast<int64_t>(unit);
+    auto launch = [&](auto unitTag) {
+      using U = typename decltype(unitTag)::type;
+      transposeRowsKernel<U><<<gridFor(total), kThreads, 0, stream>>>(
+          static_cast<const char *>(x.data), static_cast<U *>(y.data),
+          rowUnits, total, rowIx, elementBytes);
+    };
+    switch (unit) {
+    case 16: launch(Tag<uint4>{}); break;
+    case 8: launch(Tag<uint64_t>{}); break;
+    case 4: launch(Tag<uint32_t>{}); break;
+    case 2: launch(Tag<uint16_t>{}); break;
+    default: launch(Tag<uint8_t>{}); break;
+    }
+    checkLaunch(kernel);
+    return true;
+  }
+
+  // Tiles: y's last dim j against the dim i that is contiguous in x.
+  int i = -1;
+  for (int d = 0; d < rank - 1; ++d)
+    if (xs[d] == 1)
+      i = d;
+  if (i < 0)
+    return false;
+  const int j = rank - 1;
+  Indexer<2> batch;
+  int64_t batches = 1;
+  for (int d = 0; d < rank - 1; ++d) {
+    if (d == i)
+      continue;
+    batch.shape[batch.rank] = dims[d];
+    batch.strides[0][batch.rank] = xs[d];
+    batch.strides[1][batch.rank] = ys[d];
+    ++batch.rank;
+    batches *= dims[d];
+  }
+  const int64_t tilesI = (dims[i] + kTile - 1) / kTile;
+  const int64_t tilesJ = (dims[j] + kTile - 1) / kTile;
+  if (tilesI * tilesJ > INT32_MAX)
+    return false;
+  const dim3 grid(static_cast<unsigned>(tilesI * tilesJ),
+                  static_cast<unsigned>(std::min<int64_t>(batches, 65535)));
+  dispatchBySize(x.dtype, kernel, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    transposeTileKernel<T><<<grid, dim3(32, kTileRows), 0, stream>>>(
+        x.as<const T>(), y.as<T>(), dims[i], dims[j], xs[j], ys[i], batch,
+        batches, tilesJ);
+  });
+  checkLaunch(kernel);
+  return true;
+}
+
 void transpose(const TensorView &x, const TensorView &y,
                const Dims &perm) {
   const char *kernel = "transpose";
   const Strides strides = transposeStrides(kernel, x, y, perm);
+  if (y.numel() > 0 && transposeFast(kernel, x, y, strides))
+    return;
   stridedCopy(kernel, x, 0, strides, y);
 }
 

@@ -88,7 +88,7 @@ __global__ void __launch_bounds__(kThreads)
 /// the target's log-probability (no scores-sized scratch). For None the
 /// loss goes to `loss`, else (loss, weight) pairs to `pairs`.
 template <typename T, typename I>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreads, 1)
     fusedCrossEntropyKernel(const T *scores, const I *labels, const T *weights,
                             LossShape s, int64_t ignoreIndex,
                             bool hasIgnoreIndex, int log2G, T *loss,

@@ -97,6 +97,82 @@ softmaxCrossEntropyBackwardKernel(const T *dloss, const T *logProb,
   }
 }
 
+/// Rows at least this long (D == 1) get a block each.
+constexpr int64_t kBlockRowMin = 512;
+
+/// softmaxCrossEntropyBackwardKernel for D == 1 and long rows: a block per
+/// row of C classes, its target's coefficient taken once, then the row
+/// streamed in 16-byte vectors from its first 16-byte boundary (when
+/// logProb and dscores share the alignment; scalars otherwise and for the
+/// few elements outside the vectors), with the same formula. Each thread
+/// reads an element before writing it, so dscores may alias logProb.
+template <typename T, typename I, typename C>
+__global__ void __launch_bounds__(kThreads)
+    softmaxCrossEntropyBackwardRowsKernel(const T *dloss, const T *logProb,
+                                          const I *labels, const T *weights,
+                                          T *dscores, LossArgs<C> a) {
+  constexpr int V = 16 / sizeof(T);
+  using P = Pack<T, V>;
+  const int64_t size = a.s.C;
+  const int threads = static_cast<int>(blockDim.x);
+  const int t = static_cast<int>(threadIdx.x);
+  for (int64_t n = blockIdx.x; n < a.s.N; n += gridDim.x) {
+    C coefficient;
+    const int64_t label =
+        targetCoefficient(dloss, labels, weights, a, n, coefficient);
+    const T *lp = logProb + n * size;
+    T *ds = dscores + n * size;
+    auto value = [&](int64_t c, T v) {
+      if (label < 0)
+        return fromCompute<T>(C(0));
+      const C p = dExp(toCompute(v));
+      return fromCompute<T>((p - (c == label ? C(1) : C(0))) * coefficient);
+    };
+    if (reinterpret_cast<uintptr_t>(ds) % 16 !=
+        reinterpret_cast<uintptr_t>(lp) % 16) {
+      for (int64_t c = t; c < size; c += threads)
+        ds[c] = value(c, lp[c]);
+      continue;
+    }
+    const int misaligned =
+        static_cast<int>(reinterpret_cast<uintptr_t>(lp) % 16 / sizeof(T));
+    const int toBoundary = (V - misaligned) % V;
+    const int64_t head = size < toBoundary ? size : toBoundary;
+    const int64_t vectors = (size - head) / V;
+    const int64_t tail = head + vectors * V;
+    if (t < head)
+      ds[t] = value(t, lp[t]);
+    if (tail + t < size)
+      ds[tail + t] = value(tail + t, lp[tail + t]);
+    // Four vectors in flight per thread.
+    int64_t j = t;
+    for (; j + 3 * threads < vectors; j += 4 * threads) {
+      P p[4];
+#pragma unroll
+      for (int u = 0; u < 4; ++u)
+        p[u] = *reinterpret_cast<const P *>(lp + head + (j + u * threads) * V);
+#pragma unroll
+      for (int u = 0; u < 4; ++u) {
+        const int64_t c0 = head + (j + u * threads) * V;
+        P q;
+#pragma unroll
+        for (int e = 0; e < V; ++e)
+          q.e[e] = value(c0 + e, p[u].e[e]);
+        *reinterpret_cast<P *>(ds + c0) = q;
+      }
+    }
+    for (; j < vectors; j += threads) {
+      const int64_t c0 = head + j * V;
+      const P p = *reinterpret_cast<const P *>(lp + c0);
+      P q;
+#pragma unroll
+      for (int e = 0; e < V; ++e)
+        q.e[e] = value(c0 + e, p.e[e]);
+      *reinterpret_cast<P *>(ds + c0) = q;
+    }
+  }
+}
+
 /// dinput (zeroed first) [n, label, d] = -coefficient.
 template <typename T, typename I, typename C>
 __global__ void nllBackwardKernel(const T *dloss, const I *labels,
@@ -163,6 +239,17 @@ void softmaxCrossEntropyLossBackward(const TensorView &dloss,
                        const int64_t total = dscores.numel();
                        if (total == 0)
                          return;
+                       if (args.s.D == 1 && args.s.C >= kBlockRowMin) {
+                         softmaxCrossEntropyBackwardRowsKernel<T, I>
+                             <<<static_cast<unsigned>(std::min<int64_t>(
+                                    args.s.N, INT32_MAX)),
+                                kThreads, 0, stream>>>(
+                                 dloss.as<const T>(), logProb.as<const T>(),
+                                 labels.as<const I>(), w, dscores.as<T>(),
+                                 args);
+                         checkLaunch(kernel);
+                         return;
+                       }
                        softmaxCrossEntropyBackwardKernel<T, I>
                            <<<gridFor(total), kThreads, 0, stream>>>(
                                dloss.as<const T>(), logProb.as<const T>(),

@@ -9,7 +9,11 @@
 // (statisticsInDouble). Softmax and LayerNorm give each row to a group of
 // lanes (Reduction.cuh); BatchNorm training gives each channel to a block,
 // which computes the statistics and then normalises its channel, so no
-// scratch is needed.
+// scratch is needed. Two paths read their input once: contiguous softmax
+// rows long enough for a block and short enough for its shared memory (a
+// vocabulary of fp32 scores fits an H100's) are cached there
+// (softmaxRowCachedKernel), and LayerNorm rows with fp32 statistics are held
+// in registers, a warp per row where it fits (layerNormRowsKernel).
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,7 +37,7 @@ namespace {
 /// Row r of the (outer, size, inner) split starts at
 /// (r / inner) * size * inner + r % inner and steps by inner.
 template <typename T>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreads, 1)
     softmaxKernel(const T *x, T *y, int64_t rows, int64_t size, int64_t inner,
                   int log2G, bool log) {
   using C = ComputeType<T>;
@@ -85,6 +89,167 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
+/// Rows at least this long (contiguous) get a block each.
+constexpr int64_t kBlockRowMin = 512;
+
+/// Softmax of contiguous rows (inner == 1) that fit in shared memory, a
+/// block per row: x is read once. The block copies its row into shared
+/// memory, taking the max as it goes, then takes the sum of exp(x - max)
+/// and the outputs from there, with softmaxKernel's formulas (two passes
+/// over the cached row: an online max-and-sum in the copying pass measured
+/// slower, its exps and rescaling adding to the copy). Global accesses are
+/// 16-byte vectors from the row's first 16-byte boundary on (the cache is
+/// shifted to the same alignment), the few elements before it and after
+/// the last whole vector scalar; every pass gives each thread the same
+/// elements, so a thread reads back only what it wrote. y is vectorised
+/// when it has x's alignment.
+template <typename T>
+__global__ void __launch_bounds__(1024)
+    softmaxRowCachedKernel(const T *x, T *y, int64_t rows, int64_t size,
+                           bool log) {
+  using C = ComputeType<T>;
+  constexpr int V = 16 / sizeof(T);
+  using P = Pack<T, V>;
+  extern __shared__ __align__(16) unsigned char rowCache[];
+  __shared__ C maxBuf[32];
+  __shared__ SumOf<C> sumBuf[32];
+  const int threads = static_cast<int>(blockDim.x);
+  const int t = static_cast<int>(threadIdx.x);
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    const T *xr = x + r * size;
+    T *yr = y + r * size;
+    const int misaligned =
+        static_cast<int>(reinterpret_cast<uintptr_t>(xr) % 16 / sizeof(T));
+    const int toBoundary = (V - misaligned) % V;
+    const int head = size < toBoundary ? static_cast<int>(size)
+                                       : toBoundary; // before the vectors
+    const int64_t vectors = (size - head) / V;
+    const int64_t tail = head + vectors * V; // first element after them
+    const int scalars = head + static_cast<int>(size - tail);
+    // This thread's scalar element (head, then tail), if any.
+    const int64_t si = t < head ? t : tail + (t - head);
+    T *cache = reinterpret_cast<T *>(rowCache) + (V - head) % V;
+    const bool vectorY = reinterpret_cast<uintptr_t>(yr) % 16 ==
+                         reinterpret_cast<uintptr_t>(xr) % 16;
+
+    // Copy in, with the max (ignoring NaN, as std::max with the running max
+    // first). Four vectors in flight per thread.
+    C m = -dInfinity<C>();
+    auto take = [&](const P &p) {
+#pragma unroll
+      for (int e = 0; e < V; ++e) {
+        const C c = toCompute(p.e[e]);
+        m = m < c ? c : m;
+      }
+    };
+    if (t < scalars) {
+      const T v = xr[si];
+      cache[si] = v;
+      const C c = toCompute(v);
+      m = m < c ? c : m;
+    }
+    int64_t j = t;
+    for (; j + 3 * threads < vectors; j += 4 * threads) {
+      P p[4];
+#pragma unroll
+      for (int u = 0; u < 4; ++u)
+        p[u] = *reinterpret_cast<const P *>(xr + head + (j + u * threads) * V);
+#pragma unroll
+      for (int u = 0; u < 4; ++u) {
+        *reinterpret_cast<P *>(cache + head + (j + u * threads) * V) = p[u];
+        take(p[u]);
+      }
+    }
+    for (; j < vectors; j += threads) {
+      const P p = *reinterpret_cast<const P *>(xr + head + j * V);
+      *reinterpret_cast<P *>(cache + head + j * V) = p;
+      take(p);
+    }
+
+    C maxValue = groupReduce(m, maxBuf, t, threads,
+                             [](C a, C b) { return a < b ? b : a; });
+    if (dIsInf(maxValue)) // all -inf (or +inf present): avoid inf - inf
+      maxValue = maxValue > 0 ? maxValue : C(0);
+    SumOf<C> partial{};
+    if (t < scalars)
+      partial += dExp(toCompute(cache[si]) - maxValue);
+    for (j = t; j < vectors; j += threads) {
+      const P p = *reinterpret_cast<const P *>(cache + head + j * V);
+#pragma unroll
+      for (int e = 0; e < V; ++e)
+        partial += dExp(toCompute(p.e[e]) - maxValue);
+    }
+    const C sum = sumValue(groupReduce(partial, sumBuf, t, threads, SumOp{}));
+
+    const C logSum = log ? dLog(sum) : C(0);
+    const C scale = log ? C(0) : C(1) / sum;
+    auto out = [&](T v) {
+      return log ? fromCompute<T>((toCompute(v) - maxValue) - logSum)
+                 : fromCompute<T>(dExp(toCompute(v) - maxValue) * scale);
+    };
+    if (t < scalars)
+      yr[si] = out(cache[si]);
+    for (j = t; j < vectors; j += threads) {
+      const P p = *reinterpret_cast<const P *>(cache + head + j * V);
+      P q;
+#pragma unroll
+      for (int e = 0; e < V; ++e)
+        q.e[e] = out(p.e[e]);
+      if (vectorY) {
+        *reinterpret_cast<P *>(yr + head + j * V) = q;
+      } else {
+#pragma unroll
+        for (int e = 0; e < V; ++e)
+          yr[head + j * V + e] = q.e[e];
+      }
+    }
+    __syncthreads(); // the next row's copy may shift the cache
+  }
+}
+
+/// The most dynamic shared memory a block may opt into on this device.
+int optInSharedMemory(const char *kernel) {
+  int device = 0, bytes = 0;
+  checkCuda(cudaGetDevice(&device), kernel, "cudaGetDevice");
+  checkCuda(cudaDeviceGetAttribute(
+                &bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device),
+            kernel, "cudaDeviceGetAttribute");
+  return bytes;
+}
+
+/// Runs softmaxRowCachedKernel if the rows are contiguous, long enough and
+/// fit in shared memory; false (nothing launched) otherwise.
+template <typename T>
+bool softmaxRowCached(const char *kernel, const TensorView &x,
+                      const TensorView &y, int64_t rows, int64_t size,
+                      int64_t inner, bool log) {
+  constexpr int V = 16 / sizeof(T);
+  if (inner != 1 || size < kBlockRowMin)
+    return false;
+  // The row, its shift to x's alignment, and the kernel's static buffers.
+  const int64_t bytes = (size + V) * static_cast<int64_t>(sizeof(T));
+  using C = ComputeType<T>;
+  constexpr int64_t kStaticBytes = 32 * (sizeof(C) + sizeof(SumOf<C>));
+  if (bytes + kStaticBytes > optInSharedMemory(kernel))
+    return false;
+  if (bytes > 48 * 1024)
+    checkCuda(cudaFuncSetAttribute(softmaxRowCachedKernel<T>,
+                                   cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                   static_cast<int>(bytes)),
+              kernel, "cudaFuncSetAttribute");
+  // About four vectors per thread, in whole warps.
+  const int64_t vectors = size / V;
+  const int threads = static_cast<int>(
+      std::clamp<int64_t>((vectors / 4 + 31) / 32 * 32, 64, 1024));
+  const unsigned blocks =
+      static_cast<unsigned>(std::min<int64_t>(rows, INT32_MAX));
+  softmaxRowCachedKernel<T>
+      <<<blocks, threads, static_cast<size_t>(bytes), context(kernel).stream>>>(
+          x.as<const T>(), y.as<T>(), rows, size, log);
+  checkLaunch(kernel);
+  return true;
+}
+
 void softmaxCommon(const char *kernel, const TensorView &x, const TensorView &y,
                    int64_t axis, bool log) {
   const AxisExtents s = checkSoftmax(kernel, x, y, axis);
@@ -93,6 +258,8 @@ void softmaxCommon(const char *kernel, const TensorView &x, const TensorView &y,
   dispatchFloatStorage(x.dtype, kernel, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if (rows == 0 || s.size == 0)
+      return;
+    if (softmaxRowCached<T>(kernel, x, y, rows, s.size, s.inner, log))
       return;
     // Contiguous rows get up to a block of lanes; strided rows (inner > 1)
     // one lane each, so that neighbouring rows read neighbouring elements.
@@ -170,6 +337,138 @@ __global__ void __launch_bounds__(kThreads)
         invStdDev.store(r, inv);
     }
   }
+}
+
+/// LayerNorm for rows held in registers (planRows; fp32 statistics): x is
+/// read once. Block b takes rows [b * rowsPerBlock, (b + 1) * rowsPerBlock),
+/// its groups of L lanes one row each at a time, with two row buffers so
+/// that the next row's loads are in flight during this row's arithmetic;
+/// the two-pass mean and variance come from the registers, with
+/// layerNormKernel's formulas. Each lane loads the scale and bias of its
+/// columns once (both stored at the normalised shape).
+template <typename T, int PER>
+__global__ void __launch_bounds__(kRowThreads, 1)
+    layerNormRowsKernel(const T *x, const T *scale, const T *bias, T *y,
+                        FloatRef mean, FloatRef invStdDev, int64_t rows, int n,
+                        float epsilon, int L, int64_t rowsPerBlock) {
+  constexpr int V = kRowVec;
+  __shared__ CompensatedSum buf[kRowThreads / 32];
+  const int group = static_cast<int>(threadIdx.x) / L;
+  const int lane = static_cast<int>(threadIdx.x) - group * L;
+  const int groups = static_cast<int>(blockDim.x) / L;
+  const int nVec = n / V;
+  const float count = static_cast<float>(n);
+  float sc[PER][V], bi[PER][V];
+  loadRowVectors<PER>(scale, lane, L, nVec, sc);
+  if (bias)
+    loadRowVectors<PER>(bias, lane, L, nVec, bi);
+
+  const int64_t r0 = static_cast<int64_t>(blockIdx.x) * rowsPerBlock;
+  const int64_t r1 = r0 + rowsPerBlock < rows ? r0 + rowsPerBlock : rows;
+  // Rows from r1 on, and vectors past the row's end, load as zeros (adding
+  // a zero leaves a compensated sum's value as it was).
+  auto load = [&](float(&row)[PER][V], int64_t r) {
+    if (r < r1) {
+      loadRowVectors<PER>(x + r * n, lane, L, nVec, row);
+    } else {
+#pragma unroll
+      for (int k = 0; k < PER; ++k)
+#pragma unroll
+        for (int e = 0; e < V; ++e)
+          row[k][e] = 0.0f;
+    }
+  };
+  // Called by every group (groupReduce synchronises the block when L > 32);
+  // rows from r1 on are idle.
+  auto normalise = [&](const float(&row)[PER][V], int64_t r) {
+    const bool active = r < r1;
+    // Two-pass mean / variance: no cancellation for large means.
+    CompensatedSum sum(0.0f);
+#pragma unroll
+    for (int k = 0; k < PER; ++k)
+#pragma unroll
+      for (int e = 0; e < V; ++e)
+        sum += row[k][e];
+    const float mu = groupReduce(sum, buf, lane, L, SumOp{}).value() / count;
+    CompensatedSum sq(0.0f);
+#pragma unroll
+    for (int k = 0; k < PER; ++k) {
+      const bool inRow = lane + k * L < nVec; // (zeros past the end)
+#pragma unroll
+      for (int e = 0; e < V; ++e) {
+        const float d = inRow ? row[k][e] - mu : 0.0f;
+        sq += d * d;
+      }
+    }
+    const float var = groupReduce(sq, buf, lane, L, SumOp{}).value() / count;
+    if (!active)
+      return;
+    const float inv = 1.0f / sqrtf(var + epsilon);
+#pragma unroll
+    for (int k = 0; k < PER; ++k) {
+      const int j = lane + k * L;
+      if (j >= nVec)
+        continue;
+      float out[V];
+#pragma unroll
+      for (int e = 0; e < V; ++e) {
+        const float v = (row[k][e] - mu) * inv * sc[k][e];
+        out[e] = bias ? v + bi[k][e] : v;
+      }
+      storePack<V>(y + r * n + static_cast<int64_t>(j) * V, out);
+    }
+    if (lane == 0) {
+      if (mean.data)
+        mean.store(r, mu);
+      if (invStdDev.data)
+        invStdDev.store(r, inv);
+    }
+  };
+
+  float a[PER][V] = {}, b[PER][V] = {};
+  load(a, r0 + group);
+  for (int64_t first = r0; first < r1; first += 2 * groups) {
+    const int64_t r = first + group;
+    load(b, r + groups);
+    normalise(a, r);
+    if (first + groups >= r1)
+      break; // (the same for every group)
+    load(a, r + 2 * groups);
+    normalise(b, r + groups);
+  }
+}
+
+/// Runs layerNormRowsKernel when its layout fits (planRows(n); x, y, scale
+/// and bias aligned for 4-element vectors, scale and bias not broadcast);
+/// false (nothing launched) otherwise.
+template <typename T>
+bool layerNormRows(const char *kernel, const TensorView &x,
+                   const TensorView &scale, const TensorView &bias,
+                   const TensorView &y, FloatRef meanRef, FloatRef invRef,
+                   int64_t rows, int64_t n, float epsilon) {
+  constexpr int kMaxPer = 8;
+  // A warp per row where it fits: shuffles only, and (measured on an H200
+  // at GPT-2's 768) more rows in flight than wider groups.
+  const RowPlan plan = planRows(n, 32, kMaxPer);
+  if (!plan.ok || scale.numel() != n || (!bias.empty() && bias.numel() != n))
+    return false;
+  for (const TensorView *v : {&x, &y, &scale, &bias})
+    if (!packAligned<T, kRowVec>(v->data))
+      return false;
+  cudaStream_t stream = context(kernel).stream;
+  dispatchPer<kMaxPer>(plan.per, [&](auto perTag) {
+    constexpr int PER = decltype(perTag)::value;
+    auto *k = &layerNormRowsKernel<T, PER>;
+    const int64_t perBlock = rowsPerBlock(
+        rows, plan.groups, residentBlocks(k, plan.threads(), kernel));
+    k<<<static_cast<unsigned>((rows + perBlock - 1) / perBlock),
+        plan.threads(), 0, stream>>>(
+        x.as<const T>(), scale.as<const T>(),
+        bias.empty() ? nullptr : bias.as<const T>(), y.as<T>(), meanRef,
+        invRef, rows, static_cast<int>(n), epsilon, plan.lanes, perBlock);
+  });
+  checkLaunch(kernel);
+  return true;
 }
 
 //===----------------------------------------------------------------------===//
@@ -316,6 +615,10 @@ void layerNorm(const TensorView &x, const TensorView &scale,
     using A = typename decltype(aTag)::type;
     if (rows == 0 || n == 0)
       return;
+    if constexpr (std::is_same_v<A, float>)
+      if (layerNormRows<T>(kernel, x, scale, bias, y, meanRef, invRef, rows,
+                           n, static_cast<float>(epsilon)))
+        return;
     const int log2G = log2Lanes(n, kThreads);
     layerNormKernel<T, A>
         <<<gridFor(rows, kThreads >> log2G), kThreads, 0, stream>>>(

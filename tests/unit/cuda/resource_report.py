@@ -52,6 +52,17 @@ HOT = {
     # parameter gradients are column reductions.
     "layerNormKernel": "layer norm", "layerNormBackwardKernel": "layer norm",
     "reducePartialKernel": "layer norm",
+    # ... their one-pass row kernels (a warp or 64 lanes per row), the
+    # cached-row softmax, the row-parallel cross-entropy backward, and the
+    # column reduction of bias gradients.
+    "layerNormRowsKernel": "layer norm",
+    "layerNormBackwardRowsKernel": "layer norm",
+    "softmaxRowCachedKernel": "softmax",
+    "softmaxCrossEntropyBackwardRowsKernel": "softmax",
+    "reduceColumnsKernel": "reduction",
+    # Transposes: every head split and merge of attention, in both passes.
+    "transposeRowsKernel": "data movement",
+    "transposeTileKernel": "data movement",
     # Attention: the fused FlashAttention-style kernels (f32/16-bit).
     "attentionForwardKernel": "attention",
     "attentionKeyValueGradKernel": "attention",
