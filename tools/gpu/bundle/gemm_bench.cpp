@@ -20,6 +20,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "BenchTiming.h"
 #include "remat/runtime/cuda/CudaKernels.h"
 
 #include <cublas_v2.h>
@@ -39,11 +40,7 @@ using remat::rt::Shape;
 using remat::rt::TensorView;
 
 void check(cudaError_t error, const char *what) {
-  if (error != cudaSuccess) {
-    std::fprintf(stderr, "gemm-bench: %s: %s\n", what,
-                 cudaGetErrorString(error));
-    std::exit(1);
-  }
+  bench::check(error, what, "gemm-bench");
 }
 
 void checkBlas(cublasStatus_t status, const char *what) {
@@ -74,23 +71,9 @@ TensorView filled(DType dtype, const Shape &shape) {
   return view;
 }
 
-/// Mean milliseconds of `f` over `iters` runs after three warm-up runs.
+/// Mean milliseconds of `f` over `iters` runs (BenchTiming.h).
 template <typename F> double timeMs(cudaStream_t stream, int iters, F &&f) {
-  for (int i = 0; i < 3; ++i)
-    f();
-  cudaEvent_t start, stop;
-  check(cudaEventCreate(&start), "cudaEventCreate");
-  check(cudaEventCreate(&stop), "cudaEventCreate");
-  check(cudaEventRecord(start, stream), "cudaEventRecord");
-  for (int i = 0; i < iters; ++i)
-    f();
-  check(cudaEventRecord(stop, stream), "cudaEventRecord");
-  check(cudaEventSynchronize(stop), "cudaEventSynchronize");
-  float ms = 0;
-  check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  return ms / iters;
+  return bench::timeMs(stream, iters, "gemm-bench", f);
 }
 
 /// One GEMM of the step: out = op(a) op(b), with the shapes the program
