@@ -29,6 +29,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <cstdint>
 #include <string>
 #include <type_traits>
 
@@ -181,17 +182,6 @@ void setDropout(AttentionArgs<T> &a, const char *kernel, double ratio,
   a.step = step;
 }
 
-/// Raises the kernel's dynamic shared memory limit when it needs more than
-/// the default 48 KiB (F64 tiles at head size 128).
-template <typename Kernel>
-void allowSharedMemory(Kernel kernel, size_t bytes, const char *name) {
-  if (bytes > (size_t(48) << 10))
-    checkCuda(cudaFuncSetAttribute(
-                  kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                  static_cast<int>(bytes)),
-              name, "cudaFuncSetAttribute");
-}
-
 //===----------------------------------------------------------------------===//
 // Device helpers
 //===----------------------------------------------------------------------===//
@@ -322,6 +312,21 @@ __device__ inline uint32_t quadKeepBits(const AttentionArgs<T> &a,
 // Each returns false, having launched nothing, when it does not take the
 // call. out, logsumexp, dq, dk and dv may each be null (absent); rowDot is
 // the backward's D = rowsum(dout * out), already computed on `stream`.
+
+inline bool aligned16(const void *p) {
+  return reinterpret_cast<uintptr_t>(p) % 16 == 0;
+}
+
+/// The calls both fast paths take, apart from their own limits and the
+/// result pointers: no dropout, equal head sizes of 32, 64 or 128, no empty
+/// dim, whole query-head groups, 16-byte aligned q, k and v.
+template <typename T> bool fastPathTakes(const AttentionArgs<T> &a) {
+  return !a.dropout && a.headDim == a.valueDim &&
+         (a.headDim == 32 || a.headDim == 64 || a.headDim == 128) &&
+         a.batch > 0 && a.queryHeads > 0 && a.kvHeads > 0 &&
+         a.queryHeads % a.kvHeads == 0 && a.querySeq > 0 && a.keySeq > 0 &&
+         aligned16(a.q) && aligned16(a.k) && aligned16(a.v);
+}
 
 bool attentionForwardFast(const AttentionArgs<float> &a, float *out,
                           float *logsumexp, cudaStream_t stream);

@@ -915,24 +915,14 @@ __global__ void __launch_bounds__(kTcThreads, keyValueGradBlocksPerSM(D))
 // Launches
 //===----------------------------------------------------------------------===//
 
-bool aligned16(const void *p) {
-  return reinterpret_cast<uintptr_t>(p) % 16 == 0;
-}
-
-/// Whether the kernels take the call (apart from the result pointers).
+/// Whether the kernels take the call (apart from the result pointers): the
+/// fast paths' shapes, with row offsets within one head in 32-bit
+/// arithmetic.
 template <typename T> bool takesCall(const AttentionArgs<T> &a) {
-  if (a.dropout || a.headDim != a.valueDim)
+  if (!fastPathTakes(a))
     return false;
-  if (a.headDim != 32 && a.headDim != 64 && a.headDim != 128)
-    return false;
-  if (a.querySeq < 1 || a.keySeq < 1 || a.batch < 1 || a.kvHeads < 1 ||
-      a.queryHeads < a.kvHeads || a.queryHeads % a.kvHeads != 0)
-    return false;
-  // Row offsets within one head in 32-bit arithmetic.
   const int64_t limit = INT_MAX - 2 * kTcRows * a.headDim;
-  if (a.querySeq * a.headDim > limit || a.keySeq * a.headDim > limit)
-    return false;
-  return aligned16(a.q) && aligned16(a.k) && aligned16(a.v);
+  return a.querySeq * a.headDim <= limit && a.keySeq * a.headDim <= limit;
 }
 
 /// Whether the mask tiles can be copied in 16-byte chunks.

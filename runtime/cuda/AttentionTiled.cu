@@ -783,20 +783,6 @@ __global__ void __launch_bounds__(kTiledThreads, kQueryGradBlocksPerSM<kD>)
 // Host side
 //===----------------------------------------------------------------------===//
 
-bool aligned16(const void *p) {
-  return reinterpret_cast<uintptr_t>(p) % 16 == 0;
-}
-
-/// Whether the tiled kernels take a call with these shapes and operands
-/// (the caller checks the gradients' and output's pointers).
-bool tiledTakes(const AttentionArgs<float> &a) {
-  return !a.dropout && a.headDim == a.valueDim &&
-         (a.headDim == 32 || a.headDim == 64 || a.headDim == 128) &&
-         a.batch > 0 && a.queryHeads > 0 && a.kvHeads > 0 &&
-         a.queryHeads % a.kvHeads == 0 && a.querySeq > 0 && a.keySeq > 0 &&
-         aligned16(a.q) && aligned16(a.k) && aligned16(a.v);
-}
-
 /// The blocks of a grid of `units` x ceil(rows / kTileRows), or 0 if that
 /// is over a grid's limit.
 unsigned tileGrid(int64_t units, int64_t rows) {
@@ -805,7 +791,7 @@ unsigned tileGrid(int64_t units, int64_t rows) {
 }
 
 /// Calls f(std::integral_constant<int, kD>{}) for a head size the tiled
-/// kernels are compiled for (tiledTakes checked it).
+/// kernels are compiled for (fastPathTakes checked it).
 template <typename F> void dispatchTiledHeadDim(int64_t dim, F &&f) {
   if (dim == 32)
     f(std::integral_constant<int, 32>{});
@@ -820,7 +806,7 @@ template <typename F> void dispatchTiledHeadDim(int64_t dim, F &&f) {
 bool attentionForwardFast(const AttentionArgs<float> &a, float *out,
                           float *logsumexp, cudaStream_t stream) {
   const char *kernel = "attention";
-  if (!tiledTakes(a) || !aligned16(out))
+  if (!fastPathTakes(a) || !aligned16(out))
     return false;
   const unsigned blocks = tileGrid(a.batch * a.queryHeads, a.querySeq);
   if (blocks == 0)
@@ -841,7 +827,7 @@ bool attentionBackwardFast(const AttentionArgs<float> &a, const float *dout,
                            float *dq, float *dk, float *dv,
                            cudaStream_t stream) {
   const char *kernel = "attentionBackward";
-  if (!tiledTakes(a) || !aligned16(dout) || !aligned16(dq) ||
+  if (!fastPathTakes(a) || !aligned16(dout) || !aligned16(dq) ||
       !aligned16(dk) || !aligned16(dv))
     return false;
   const unsigned kvBlocks = tileGrid(a.batch * a.kvHeads, a.keySeq);

@@ -167,6 +167,17 @@ inline unsigned gridFor(int64_t n, int threads = kThreads) {
            static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;        \
        i < (n); i += static_cast<int64_t>(gridDim.x) * blockDim.x)
 
+/// Raises `kernel`'s dynamic shared memory limit when it needs more than
+/// the default 48 KiB (attention tiles, a cached softmax row).
+template <typename Kernel>
+void allowSharedMemory(Kernel kernel, size_t bytes, const char *name) {
+  if (bytes > (size_t(48) << 10))
+    checkCuda(cudaFuncSetAttribute(
+                  kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                  static_cast<int>(bytes)),
+              name, "cudaFuncSetAttribute");
+}
+
 /// Records a data error; the first one wins.
 __device__ inline void reportError(DeviceStatus *status, unsigned code,
                                    long long value) {

@@ -232,11 +232,8 @@ bool softmaxRowCached(const char *kernel, const TensorView &x,
   constexpr int64_t kStaticBytes = 32 * (sizeof(C) + sizeof(SumOf<C>));
   if (bytes + kStaticBytes > optInSharedMemory(kernel))
     return false;
-  if (bytes > 48 * 1024)
-    checkCuda(cudaFuncSetAttribute(softmaxRowCachedKernel<T>,
-                                   cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                   static_cast<int>(bytes)),
-              kernel, "cudaFuncSetAttribute");
+  allowSharedMemory(softmaxRowCachedKernel<T>, static_cast<size_t>(bytes),
+                    kernel);
   // About four vectors per thread, in whole warps.
   const int64_t vectors = size / V;
   const int threads = static_cast<int>(
