@@ -199,29 +199,11 @@ void copyRows(const char *kernel, const void *src, int64_t srcPitch, void *dst,
   const int64_t total = rowUnits * rows;
   const char *s = static_cast<const char *>(src);
   char *d = static_cast<char *>(dst);
-  const unsigned grid = gridFor(total);
-  switch (unit) {
-  case 16:
-    copyRowsKernel<uint4><<<grid, kThreads, 0, stream>>>(
+  dispatchCopyUnit(unit, [&](auto unitTag) {
+    using U = typename decltype(unitTag)::type;
+    copyRowsKernel<U><<<gridFor(total), kThreads, 0, stream>>>(
         s, srcPitch, d, dstPitch, rowUnits, total);
-    break;
-  case 8:
-    copyRowsKernel<uint64_t><<<grid, kThreads, 0, stream>>>(
-        s, srcPitch, d, dstPitch, rowUnits, total);
-    break;
-  case 4:
-    copyRowsKernel<uint32_t><<<grid, kThreads, 0, stream>>>(
-        s, srcPitch, d, dstPitch, rowUnits, total);
-    break;
-  case 2:
-    copyRowsKernel<uint16_t><<<grid, kThreads, 0, stream>>>(
-        s, srcPitch, d, dstPitch, rowUnits, total);
-    break;
-  default:
-    copyRowsKernel<uint8_t><<<grid, kThreads, 0, stream>>>(
-        s, srcPitch, d, dstPitch, rowUnits, total);
-    break;
-  }
+  });
   checkLaunch(kernel);
 }
 
@@ -295,19 +277,12 @@ bool transposeFast(const char *kernel, const TensorView &x, const TensorView &y,
     const size_t unit = copyUnit(bits);
     const int64_t rowUnits = rowBytes / static_cast<int64_t>(unit);
     const int64_t total = n * elementBytes / static_cast<int64_t>(unit);
-    auto launch = [&](auto unitTag) {
+    dispatchCopyUnit(unit, [&](auto unitTag) {
       using U = typename decltype(unitTag)::type;
       transposeRowsKernel<U><<<gridFor(total), kThreads, 0, stream>>>(
           static_cast<const char *>(x.data), static_cast<U *>(y.data),
           rowUnits, total, rowIx, elementBytes);
-    };
-    switch (unit) {
-    case 16: launch(Tag<uint4>{}); break;
-    case 8: launch(Tag<uint64_t>{}); break;
-    case 4: launch(Tag<uint32_t>{}); break;
-    case 2: launch(Tag<uint16_t>{}); break;
-    default: launch(Tag<uint8_t>{}); break;
-    }
+    });
     checkLaunch(kernel);
     return true;
   }
@@ -402,21 +377,14 @@ void gather(const TensorView &x, const TensorView &indices, const TensorView &y,
                                  reinterpret_cast<uintptr_t>(y.data));
     const int64_t unitsPerRow = rowBytes / static_cast<int64_t>(unit);
     const int64_t units = e.outer * count * unitsPerRow;
-    auto launch = [&](auto unitTag) {
+    dispatchCopyUnit(unit, [&](auto unitTag) {
       using U = typename decltype(unitTag)::type;
       gatherRowsKernel<U, I><<<gridFor(units), kThreads, 0, ctx.stream>>>(
           static_cast<const U *>(x.data), indices.as<const I>(),
           static_cast<U *>(y.data), units, count, unitsPerRow, e.size,
           ctx.status);
       checkLaunch(kernel);
-    };
-    switch (unit) {
-    case 16: launch(Tag<uint4>{}); break;
-    case 8: launch(Tag<uint64_t>{}); break;
-    case 4: launch(Tag<uint32_t>{}); break;
-    case 2: launch(Tag<uint16_t>{}); break;
-    default: launch(Tag<uint8_t>{}); break;
-    }
+    });
   });
 }
 

@@ -29,6 +29,18 @@ void copyRows(const char *kernel, const void *src, int64_t srcPitch, void *dst,
 /// and addresses or-ed together).
 size_t copyUnit(uintptr_t bits);
 
+/// Calls f(Tag<U>{}) with U the type of a copy unit of `unit` bytes (as
+/// copyUnit gives: 16, 8, 4, 2, else 1).
+template <typename F> void dispatchCopyUnit(size_t unit, F &&f) {
+  switch (unit) {
+  case 16: f(Tag<uint4>{}); break;
+  case 8: f(Tag<uint64_t>{}); break;
+  case 4: f(Tag<uint32_t>{}); break;
+  case 2: f(Tag<uint16_t>{}); break;
+  default: f(Tag<uint8_t>{}); break;
+  }
+}
+
 } // namespace remat::rt::cuda::detail
 
 #endif // REMAT_RUNTIME_CUDA_DATAMOVEMENT_CUH
