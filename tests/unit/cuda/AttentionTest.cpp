@@ -258,6 +258,35 @@ void check(const Problem &p, DType dtype) {
              what + " value gradient");
 }
 
+/// The row p.hiddenRow (every key masked) in every batch and head: output
+/// and query gradient 0, logsumexp -inf; then the other rows as usual.
+void checkHiddenRow(const Problem &p, DType dtype) {
+  const Inputs in = makeInputs(p, dtype);
+  const Results got = runCuda(p, in, dtype);
+  for (int64_t bh = 0; bh < p.batch * p.queryHeads; ++bh) {
+    const int64_t row = bh * p.querySeq + p.hiddenRow;
+    EXPECT_EQ(getElement(got.lse.view(), row), -kInf) << "head " << bh;
+    for (int64_t d = 0; d < p.valueDim; ++d)
+      EXPECT_EQ(getElement(got.out.view(), row * p.valueDim + d), 0.0);
+    for (int64_t d = 0; d < p.headDim; ++d)
+      EXPECT_EQ(getElement(got.dq.view(), row * p.headDim + d), 0.0);
+  }
+  check(p, dtype);
+}
+
+/// Two runs of the same problem give the same bits in every result.
+void checkTwoRunsBitwiseEqual(const Problem &p, DType dtype) {
+  const Inputs in = makeInputs(p, dtype);
+  const Results first = runCuda(p, in, dtype);
+  const Results second = runCuda(p, in, dtype);
+  const std::string what = p.name(dtype);
+  expectSame(second.out, first.out, what + " output");
+  expectSame(second.lse, first.lse, what + " logsumexp");
+  expectSame(second.dq, first.dq, what + " query gradient");
+  expectSame(second.dk, first.dk, what + " key gradient");
+  expectSame(second.dv, first.dv, what + " value gradient");
+}
+
 Problem shape(int64_t b, int64_t hq, int64_t hkv, int64_t sq, int64_t sk,
               int64_t d, int64_t dv) {
   Problem p;
@@ -358,17 +387,7 @@ TEST_F(CudaAttention, FullyMaskedRowGivesZeroAndMinusInfinity) {
   p.hasMask = true;
   p.maskShape = {20, 30};
   p.hiddenRow = 3;
-  const Inputs in = makeInputs(p, DType::F32);
-  const Results got = runCuda(p, in, DType::F32);
-  for (int64_t h = 0; h < 2; ++h) {
-    const int64_t row = h * 20 + 3;
-    EXPECT_EQ(getElement(got.lse.view(), row), -kInf) << "head " << h;
-    for (int64_t d = 0; d < 8; ++d) {
-      EXPECT_EQ(getElement(got.out.view(), row * 8 + d), 0.0);
-      EXPECT_EQ(getElement(got.dq.view(), row * 8 + d), 0.0);
-    }
-  }
-  check(p, DType::F32); // and the other rows as usual
+  checkHiddenRow(p, DType::F32);
   check(p, DType::F64);
 }
 
@@ -436,17 +455,7 @@ TEST_F(CudaAttention, FastPathFullyMaskedRowGivesZeroAndMinusInfinity) {
     p.hasMask = true;
     p.maskShape = {80, 90};
     p.hiddenRow = 67;
-    const Inputs in = makeInputs(p, dtype);
-    const Results got = runCuda(p, in, dtype);
-    for (int64_t h = 0; h < 2; ++h) {
-      const int64_t row = h * 80 + 67;
-      EXPECT_EQ(getElement(got.lse.view(), row), -kInf) << "head " << h;
-      for (int64_t e = 0; e < 64; ++e) {
-        EXPECT_EQ(getElement(got.out.view(), row * 64 + e), 0.0);
-        EXPECT_EQ(getElement(got.dq.view(), row * 64 + e), 0.0);
-      }
-    }
-    check(p, dtype);
+    checkHiddenRow(p, dtype);
   }
 }
 
@@ -456,15 +465,7 @@ TEST_F(CudaAttention, FastPathTwoRunsAreBitwiseEqual) {
     p.hasMask = true;
     p.maskShape = {1, 1, 150, 130};
     p.lowestCausalMask = true;
-    const Inputs in = makeInputs(p, dtype);
-    const Results first = runCuda(p, in, dtype);
-    const Results second = runCuda(p, in, dtype);
-    const std::string what = p.name(dtype);
-    expectSame(second.out, first.out, what + " output");
-    expectSame(second.lse, first.lse, what + " logsumexp");
-    expectSame(second.dq, first.dq, what + " query gradient");
-    expectSame(second.dk, first.dk, what + " key gradient");
-    expectSame(second.dv, first.dv, what + " value gradient");
+    checkTwoRunsBitwiseEqual(p, dtype);
   }
 }
 
@@ -473,15 +474,7 @@ TEST_F(CudaAttention, TwoRunsAreBitwiseEqual) {
     Problem p = shape(2, 4, 2, 150, 130, 64, 64);
     p.causal = true;
     p.ratio = 0.2;
-    const Inputs in = makeInputs(p, dtype);
-    const Results first = runCuda(p, in, dtype);
-    const Results second = runCuda(p, in, dtype);
-    const std::string what = p.name(dtype);
-    expectSame(second.out, first.out, what + " output");
-    expectSame(second.lse, first.lse, what + " logsumexp");
-    expectSame(second.dq, first.dq, what + " query gradient");
-    expectSame(second.dk, first.dk, what + " key gradient");
-    expectSame(second.dv, first.dv, what + " value gradient");
+    checkTwoRunsBitwiseEqual(p, dtype);
   }
 }
 
