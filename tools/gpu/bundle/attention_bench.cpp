@@ -21,10 +21,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "BenchTiming.h"
+#include "BenchSupport.h"
 #include "remat/runtime/cuda/CudaKernels.h"
-
-#include "common/Float16.h"
 
 #include <cuda_runtime_api.h>
 
@@ -48,21 +46,10 @@ void check(cudaError_t error, const char *what) {
   bench::check(error, what, "attention-bench");
 }
 
-/// A device tensor (bf16 or f32) holding `values`.
+/// A device tensor (bf16 or f32) holding `values` (BenchSupport.h).
 TensorView upload(DType dtype, const Shape &shape,
                   const std::vector<float> &values) {
-  std::vector<uint16_t> bf16;
-  const void *host = values.data();
-  if (dtype == DType::BF16) {
-    for (float x : values)
-      bf16.push_back(remat::rt::common::floatToBfloat16Bits(x));
-    host = bf16.data();
-  }
-  TensorView view(dtype, shape, nullptr);
-  check(cudaMalloc(&view.data, view.bytes()), "cudaMalloc");
-  check(cudaMemcpy(view.data, host, view.bytes(), cudaMemcpyHostToDevice),
-        "cudaMemcpy");
-  return view;
+  return bench::upload(dtype, shape, values, "attention-bench");
 }
 
 /// A device tensor (bf16 or f32) of uniform values in [-1, 1).
@@ -85,7 +72,7 @@ TensorView zeros(DType dtype, const Shape &shape) {
   return view;
 }
 
-/// Mean milliseconds of `f` over `iters` runs (BenchTiming.h).
+/// Mean milliseconds of `f` over `iters` runs (BenchSupport.h).
 template <typename F> double timeMs(cudaStream_t stream, int iters, F &&f) {
   return bench::timeMs(stream, iters, "attention-bench", f);
 }
@@ -114,12 +101,7 @@ int main(int argc, char **argv) try {
     }
   }
 
-  cudaStream_t stream;
-  check(cudaStreamCreate(&stream), "cudaStreamCreate");
-  const size_t workspaceBytes = size_t(64) << 20;
-  void *workspace = nullptr;
-  check(cudaMalloc(&workspace, workspaceBytes), "cudaMalloc");
-  cuda::initialize(stream, workspace, workspaceBytes);
+  cudaStream_t stream = bench::startRuntime("attention-bench");
 
   const Shape qkv{batch, heads, seq, dim};
   const double scale = 1.0 / std::sqrt(double(dim));
@@ -143,8 +125,8 @@ int main(int argc, char **argv) try {
       const bool causal = std::strcmp(form, "causal") == 0;
       const TensorView maskView =
           std::strcmp(form, "additive") == 0 ? mask : TensorView();
-      const double forwardFlops = 4.0 * batch * heads * seq * seq * dim *
-                                  (causal ? 0.5 : 1.0);
+      const double forwardFlops =
+          4.0 * batch * heads * seq * seq * dim * (causal ? 0.5 : 1.0);
       const double forwardMs = timeMs(stream, iters, [&] {
         cuda::attention(q, k, v, maskView, out, lse, scale, causal, 0, 0, 0,
                         nullptr);

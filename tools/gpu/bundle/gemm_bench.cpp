@@ -20,7 +20,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "BenchTiming.h"
+#include "BenchSupport.h"
 #include "remat/runtime/cuda/CudaKernels.h"
 
 #include <cublas_v2.h>
@@ -51,27 +51,17 @@ void checkBlas(cublasStatus_t status, const char *what) {
   }
 }
 
-/// A device tensor of small values (bit patterns of 1/64 in bf16, 1/64.f in
-/// f32: GEMM time does not depend on the values, only NaN-free inputs).
+/// A device tensor of 1/64 everywhere (GEMM time does not depend on the
+/// values, only on NaN-free inputs).
 TensorView filled(DType dtype, const Shape &shape) {
-  TensorView view(dtype, shape, nullptr);
-  check(cudaMalloc(&view.data, view.bytes()), "cudaMalloc");
-  const size_t n = view.bytes() / (dtype == DType::BF16 ? 2 : 4);
-  if (dtype == DType::BF16) {
-    std::vector<uint16_t> host(n, 0x3c80); // 1/64
-    check(cudaMemcpy(view.data, host.data(), view.bytes(),
-                     cudaMemcpyHostToDevice),
-          "cudaMemcpy");
-  } else {
-    std::vector<float> host(n, 1.0f / 64);
-    check(cudaMemcpy(view.data, host.data(), view.bytes(),
-                     cudaMemcpyHostToDevice),
-          "cudaMemcpy");
-  }
-  return view;
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return bench::upload(dtype, shape, std::vector<float>(n, 1.0f / 64),
+                       "gemm-bench");
 }
 
-/// Mean milliseconds of `f` over `iters` runs (BenchTiming.h).
+/// Mean milliseconds of `f` over `iters` runs (BenchSupport.h).
 template <typename F> double timeMs(cudaStream_t stream, int iters, F &&f) {
   return bench::timeMs(stream, iters, "gemm-bench", f);
 }
@@ -169,13 +159,7 @@ int main(int argc, char **argv) try {
       return 64;
     }
   }
-  cudaStream_t stream;
-  check(cudaStreamCreate(&stream), "cudaStreamCreate");
-  // The workspace of a GPU-target plan (64 MiB): cuBLAS gets its share.
-  const size_t workspaceBytes = size_t(64) << 20;
-  void *workspace = nullptr;
-  check(cudaMalloc(&workspace, workspaceBytes), "cudaMalloc");
-  cuda::initialize(stream, workspace, workspaceBytes);
+  cudaStream_t stream = bench::startRuntime("gemm-bench");
 
   // Handles of cuBLAS's default math mode, with and without fp32 split-K
   // reductions, and the runtime's share of a 64 MiB workspace (16 MiB),
