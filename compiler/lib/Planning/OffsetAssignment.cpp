@@ -617,60 +617,63 @@ std::string stackingName(detail::SearchPriority priority) {
     return "stack-area";
   case detail::SearchPriority::Start:
     return "stack-earliest-start";
+  case detail::SearchPriority::Crowded:
+    return "stack-crowded";
   }
   return "stack";
 }
 
 /// Tightens `best` with the offset search (OffsetSearch.h): bisects the
 /// capacity between the highest one the search failed at (at first, just
-/// under the lower bound) and the best arena so far. Each capacity gets a
-/// few attempts, each a priority and a tie order, taken in turn from one
-/// sequence across capacities (index ties first, then seeded ones). A plan
-/// found may be well under the capacity asked for; the next capacity is
-/// then halfway below it. Stops when the two are one alignment apart or
-/// `budget` units of work are spent.
+/// under the lower bound) and the best arena so far. Each capacity gets
+/// rounds of attempts, as MiniMalloc's solver does: every priority in turn
+/// under an effort limit that doubles each round (round 0 breaks ties by
+/// index, later rounds by a seeded order), until the capacity has spent
+/// half of what is left. A plan found may be well under the capacity asked
+/// for; the next capacity is then halfway below it. Stops when the two are
+/// one alignment apart or `budget` units of work are spent.
 void improveBySearch(const std::vector<Buffer> &buffers, const Instance &in,
                      const detail::SearchInstance &search, int64_t alignment,
                      uint64_t budget, MemoryPlan &best) {
-  // Index ties with each priority first; then seeded tie orders with the
-  // two priorities that find plans that way (on gpt2_tiny at its memory
-  // floor, 1 in 6 area-first and 1 in 30 latest-end-first seeded descents
-  // found a plan within 2% of the bound, no earliest-start-first one did).
-  auto attemptOrder = [](uint64_t attempt) {
-    static const detail::SearchPriority kFirst[] = {
-        detail::SearchPriority::End, detail::SearchPriority::Area,
-        detail::SearchPriority::Start};
-    if (attempt < 3)
-      return std::make_pair(kFirst[attempt], uint64_t{0});
-    return std::make_pair(attempt % 2 ? detail::SearchPriority::Area
-                                      : detail::SearchPriority::End,
-                          attempt - 2);
-  };
-  constexpr int kAttemptsPerCapacity = 8;
-  // A plan is usually found on the first descent (n nodes of about n work
-  // each) or not at all; two descents' worth lets it back out of a late
-  // dead end without sinking the budget into one attempt. With no budget
-  // for even one descent (tens of thousands of buffers) there is no search.
+  // Most bytes live at once first settles the tight time points early and
+  // finds most plans (bert_tiny at its floor, 240 buffers: only it finds the
+  // plan at the bound, in 1.2M units); the others win on some instances.
+  static const detail::SearchPriority kPriorities[] = {
+      detail::SearchPriority::Crowded, detail::SearchPriority::End,
+      detail::SearchPriority::Area, detail::SearchPriority::Start};
+  // A descent takes n nodes of about n + points work each; with no budget
+  // for even one (tens of thousands of buffers) there is no search.
   const uint64_t n = in.nonEmpty.size();
   if (n * n > budget)
     return;
-  const uint64_t perAttempt = std::max<uint64_t>(2 * n * n, 50'000);
+  const uint64_t firstLimit = std::max<uint64_t>(2 * n * n, 50'000);
   const detail::OffsetSearch offsetSearch(search, budget);
-  uint64_t spent = 0, attempt = 0;
+  uint64_t spent = 0;
   int64_t failed = best.lowerBoundBytes - 1; // highest capacity not reached
   while (best.arenaBytes - failed > alignment && spent < budget) {
     int64_t capacity =
         alignUp(failed + 1 + (best.arenaBytes - failed - 1) / 2, alignment);
     if (capacity >= best.arenaBytes)
       capacity = best.arenaBytes - alignment;
+    const uint64_t capacityBudget =
+        std::max(firstLimit, (budget - spent) / 2);
+    uint64_t capacitySpent = 0;
     std::optional<std::vector<int64_t>> offsets;
-    for (int k = 0; k < kAttemptsPerCapacity && !offsets && spent < budget;
-         ++k, ++attempt) {
-      uint64_t work = 0;
-      auto [priority, tieSeed] = attemptOrder(attempt);
-      offsets = offsetSearch.find(capacity, priority, tieSeed,
-                                  std::min(perAttempt, budget - spent), work);
-      spent += work;
+    for (unsigned round = 0; !offsets && capacitySpent < capacityBudget &&
+                             spent < budget;
+         ++round) {
+      const uint64_t limit = firstLimit << std::min(round, 30u);
+      for (detail::SearchPriority priority : kPriorities) {
+        if (offsets || capacitySpent >= capacityBudget || spent >= budget)
+          break;
+        uint64_t work = 0;
+        offsets = offsetSearch.find(
+            capacity, priority, /*tieSeed=*/round,
+            std::min({limit, capacityBudget - capacitySpent, budget - spent}),
+            work);
+        capacitySpent += work;
+        spent += work;
+      }
     }
     if (!offsets) {
       failed = capacity;

@@ -102,6 +102,18 @@ std::vector<size_t> priorityRanks(const SearchInstance &in,
       std::swap(order[i - 1], order[rng() % i]);
   }
   auto length = [&](size_t i) { return int64_t{in.hi[i]} - in.lo[i] + 1; };
+  // Crowded: the most bytes live at any one of the buffer's time points.
+  std::vector<int64_t> crowd;
+  if (priority == SearchPriority::Crowded) {
+    std::vector<int64_t> load(in.points, 0);
+    for (size_t i = 0; i < n; ++i)
+      for (int t = in.lo[i]; t <= in.hi[i]; ++t)
+        load[t] += in.size[i];
+    crowd.resize(n);
+    for (size_t i = 0; i < n; ++i)
+      crowd[i] = *std::max_element(load.begin() + in.lo[i],
+                                   load.begin() + in.hi[i] + 1);
+  }
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
     switch (priority) {
     case SearchPriority::End:
@@ -112,6 +124,15 @@ std::vector<size_t> priorityRanks(const SearchInstance &in,
       __int128 areaA = static_cast<__int128>(in.size[a]) * length(a);
       __int128 areaB = static_cast<__int128>(in.size[b]) * length(b);
       return areaA > areaB;
+    }
+    case SearchPriority::Crowded: {
+      if (crowd[a] != crowd[b])
+        return crowd[a] > crowd[b];
+      __int128 areaA = static_cast<__int128>(in.size[a]) * length(a);
+      __int128 areaB = static_cast<__int128>(in.size[b]) * length(b);
+      if (areaA != areaB)
+        return areaA > areaB;
+      return length(a) > length(b);
     }
     case SearchPriority::Start:
       if (in.lo[a] != in.lo[b])
@@ -134,11 +155,12 @@ public:
                  int64_t capacity, SearchPriority priority, uint64_t tieSeed,
                  uint64_t budget)
       : in(in), neighbours(neighbours), capacity(capacity), budget(budget),
-        loads(in.points), n(in.size.size()), rest(n, 0), offset(n, 0),
-        placed(n, 0) {
+        n(in.size.size()), rest(n, 0), offset(n, 0), placed(n, 0),
+        load(in.points, 0), top(in.points, 0) {
     rank = priorityRanks(in, priority, tieSeed);
     for (size_t i = 0; i < n; ++i)
-      loads.update(in.lo[i], in.hi[i], in.size[i]);
+      for (int t = in.lo[i]; t <= in.hi[i]; ++t)
+        load[t] += in.size[i];
   }
 
   /// `listingWork`: what listing the neighbours cost, charged to this
@@ -146,9 +168,9 @@ public:
   std::optional<std::vector<int64_t>> run(uint64_t listingWork,
                                           uint64_t &work) {
     std::optional<std::vector<int64_t>> result;
-    if (loads.maximum(0, in.points - 1) <= capacity) {
+    if (n == 0 || *std::max_element(load.begin(), load.end()) <= capacity) {
       spent = listingWork;
-      if (spent <= budget && place(0))
+      if (spent <= budget && place(0, 0, -1))
         result = offset;
     }
     work = spent;
@@ -156,15 +178,26 @@ public:
   }
 
 private:
-  /// Places every buffer not yet placed (`depth` of them are).
-  bool place(size_t depth) {
+  /// Places every buffer not yet placed (`depth` of them are); the last one
+  /// placed went to `floor` with rank `floorRank` (-1 before the first).
+  bool place(size_t depth, int64_t floor, int64_t floorRank) {
     if (depth == n)
       return true;
-    // The candidates, lowest resting offset first, then by priority.
+    // Canonical order: offsets never decrease along a descent (ties by
+    // rank), so only buffers resting at or above the last one are
+    // candidates. Dominance: a buffer placed at or above the top of some
+    // unplaced buffer's resting place would leave room that buffer could
+    // drop into, so such placements are skipped (its own turn comes first).
     std::vector<size_t> candidates;
-    for (size_t i = 0; i < n; ++i)
-      if (!placed[i] && rest[i] + in.size[i] <= capacity)
+    int64_t lowestTop = std::numeric_limits<int64_t>::max();
+    for (size_t i = 0; i < n; ++i) {
+      if (placed[i])
+        continue;
+      lowestTop = std::min(lowestTop, rest[i] + in.size[i]);
+      if ((rest[i] > floor || (rest[i] == floor && static_cast<int64_t>(rank[i]) > floorRank)) &&
+          rest[i] + in.size[i] <= capacity)
         candidates.push_back(i);
+    }
     spent += n;
     std::sort(candidates.begin(), candidates.end(), [&](size_t a, size_t b) {
       if (rest[a] != rest[b])
@@ -175,32 +208,51 @@ private:
       if (spent > budget)
         return false;
       int64_t at = rest[i];
-      // Each time point of i's lifetime must still hold, above i's top,
-      // what is unplaced there besides i.
-      if (at + loads.maximum(in.lo[i], in.hi[i]) > capacity)
-        continue;
+      if (at >= lowestTop)
+        break; // sorted by rest: every later candidate is dominated too
       // Place i; the unplaced buffers live with it now rest on it or higher.
-      size_t mark = trail.size();
-      int64_t top = at + in.size[i];
-      bool dead = false;
+      size_t mark = trail.size(), topMark = topTrail.size();
+      int64_t iTop = at + in.size[i];
+      bool dead = false, alone = true;
       for (size_t j : neighbours[i]) {
-        if (placed[j] || rest[j] >= top)
+        if (placed[j])
+          continue;
+        alone = false;
+        if (rest[j] >= iTop)
           continue;
         trail.push_back({j, rest[j]});
-        rest[j] = top;
-        dead |= top + in.size[j] > capacity;
+        rest[j] = iTop;
+        dead |= iTop + in.size[j] > capacity;
       }
-      spent += neighbours[i].size() + 1;
       placed[i] = 1;
       offset[i] = at;
-      loads.update(in.lo[i], in.hi[i], -in.size[i]);
-      if (!dead && place(depth + 1))
+      for (int t = in.lo[i]; t <= in.hi[i]; ++t) {
+        load[t] -= in.size[i];
+        if (top[t] < iTop) {
+          topTrail.push_back({t, top[t]});
+          top[t] = iTop;
+        }
+      }
+      spent += neighbours[i].size() + in.points + 1;
+      // Everything still unplaced goes at `at` or higher, above what is
+      // placed, so each time point must hold its unplaced bytes there.
+      for (int t = 0; t < in.points && !dead; ++t)
+        dead = std::max(at, top[t]) + load[t] > capacity;
+      if (!dead && place(depth + 1, at, static_cast<int64_t>(rank[i])))
         return true;
-      loads.update(in.lo[i], in.hi[i], in.size[i]);
+      for (int t = in.lo[i]; t <= in.hi[i]; ++t)
+        load[t] += in.size[i];
+      for (size_t k = topTrail.size(); k > topMark; --k)
+        top[topTrail[k - 1].first] = topTrail[k - 1].second;
+      topTrail.resize(topMark);
       placed[i] = 0;
-      for (size_t t = trail.size(); t > mark; --t)
-        rest[trail[t - 1].first] = trail[t - 1].second;
+      for (size_t k = trail.size(); k > mark; --k)
+        rest[trail[k - 1].first] = trail[k - 1].second;
       trail.resize(mark);
+      // A buffer live with nothing unplaced changes nothing for the rest:
+      // if they fail above it, they fail whichever buffer goes first.
+      if (alone)
+        return false;
     }
     return false;
   }
@@ -210,12 +262,14 @@ private:
   int64_t capacity;
   uint64_t budget;
   uint64_t spent = 0;
-  PointLoads loads;
   size_t n;
   std::vector<int64_t> rest, offset;
   std::vector<char> placed;
   std::vector<size_t> rank;
+  /// Unplaced bytes and the top of the placed buffers, per time point.
+  std::vector<int64_t> load, top;
   std::vector<std::pair<size_t, int64_t>> trail;
+  std::vector<std::pair<int, int64_t>> topTrail;
 };
 
 } // namespace

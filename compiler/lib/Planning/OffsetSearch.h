@@ -41,6 +41,10 @@ enum class SearchPriority {
   Area,
   /// Earliest start first, then largest.
   Start,
+  /// The buffer whose lifetime meets the most bytes live at once first,
+  /// then the largest size x lifetime (MiniMalloc's "total" preordering):
+  /// the tightest time points are settled before they run out of room.
+  Crowded,
 };
 
 /// The search's first descent without a capacity: buffers stacked one by
