@@ -6,12 +6,19 @@
 // first (ties by the priority), places it there, and recurses; on failure
 // it undoes the placement and tries the next candidate.
 //
-// Pruning: a placed buffer is never moved, and an unplaced one only rests
-// higher as others are placed, so once buffer i is placed at o, all the
-// unplaced buffers live at one of i's time points must fit, stacked, above
-// o + size(i). Placing i is only tried when o + (the most unplaced bytes,
-// i's own included, at any of its time points) fits; and a placement that
-// lifts an unplaced buffer past the capacity is undone at once.
+// Pruning, as in MiniMalloc's solver:
+// - Canonical order: a pushed-down plan stacked in order of (offset, rank)
+//   is reached by exactly one descent, so a node only takes buffers whose
+//   (rest, rank) comes after the last one placed.
+// - Dominance: placing a buffer at or above the top of an unplaced buffer's
+//   resting place would leave room it could drop into; such plans are
+//   reached with that buffer lower, so the placement is skipped.
+// - Inference: everything unplaced goes at or above the last offset and
+//   above what is placed, so each time point must hold its unplaced bytes
+//   there; a placement that lifts an unplaced buffer past the capacity is
+//   undone at once.
+// - A buffer live with nothing unplaced changes nothing for the others: if
+//   they fail above it, the node fails.
 //
 //===----------------------------------------------------------------------===//
 
