@@ -4,13 +4,16 @@
 // 768) through the runtime's cuda::matmul, in fp32 and bf16, in the forms
 // the generated program calls: the linear layer, its input gradient, and
 // its weight gradient, both as the batched [8, K, N] product the autodiff
-// writes today (then summed over the batch by a reduction, not timed here)
-// and as one GEMM over the 8192 flattened rows. Each bf16 shape is also
-// timed through cuBLAS directly with the default math mode, with and
-// without CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION, to tell the
-// cost of the runtime's CUBLAS_PEDANTIC_MATH |
+// wrote before (then summed over the batch by a reduction, not timed here)
+// and as one GEMM over the 8192 flattened rows, its form now. Each bf16
+// shape is also timed through cuBLAS directly with the default math mode,
+// with and without CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION, to tell
+// the cost of the runtime's CUBLAS_PEDANTIC_MATH |
 // CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION handle from the shapes'
-// own. Prints one JSON object per line:
+// own; and with an fp32 output (default math: split-K partial sums are then
+// fp32 whatever the flag) followed by the runtime's cast to bf16, the
+// accurate alternative to the flag for shapes it slows (the LM head's input
+// gradient). Prints one JSON object per line:
 //
 //   {"impl": "remat", "dtype": "bf16", "gemm": "c_attn forward",
 //    "m": 8192, "n": 2304, "k": 768, "batch": 1, "ms": 0.1,
@@ -212,6 +215,25 @@ int main(int argc, char **argv) try {
                           CUBLAS_GEMM_DEFAULT),
                       "cublasGemmStridedBatchedEx");
                 }));
+        // fp32 output into a scratch, then one rounding to bf16 by the
+        // runtime's cast: what the runtime would do instead of the flag.
+        TensorView wide = filled(DType::F32, g.out);
+        print("cublas-default-math-fp32-output+cast", dtypeName, g,
+              timeMs(stream, iters, [&] {
+                checkBlas(
+                    cublasGemmStridedBatchedEx(
+                        handles[0], g.transB ? CUBLAS_OP_T : CUBLAS_OP_N,
+                        g.transA ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k, &alpha,
+                        b.data, CUDA_R_16BF, ldb,
+                        g.batch > 1 ? int64_t(k) * n : 0, a.data, CUDA_R_16BF,
+                        lda, g.batch > 1 ? int64_t(m) * k : 0, &beta,
+                        wide.data, CUDA_R_32F, n, int64_t(m) * n,
+                        static_cast<int>(g.batch), CUBLAS_COMPUTE_32F,
+                        CUBLAS_GEMM_DEFAULT),
+                    "cublasGemmStridedBatchedEx");
+                cuda::cast(wide, out);
+              }));
+        check(cudaFree(wide.data), "cudaFree");
       }
       cuda::checkDeviceErrors();
       for (TensorView *t : {&a, &b, &out})
