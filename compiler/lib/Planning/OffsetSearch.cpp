@@ -84,15 +84,21 @@ private:
   std::vector<int64_t> max, tag;
 };
 
-int64_t plus(int64_t value, int64_t update) { return value + update; }
 int64_t atLeast(int64_t value, int64_t update) {
   return std::max(value, update);
 }
 
-/// Unplaced bytes per time point.
-using PointLoads = RangeMax<plus>;
 /// The top of the placed buffers at each time point.
 using Skyline = RangeMax<atLeast>;
+
+/// The bytes of all buffers live at each time point.
+std::vector<int64_t> pointLoads(const SearchInstance &in) {
+  std::vector<int64_t> load(in.points, 0);
+  for (size_t i = 0; i < in.size.size(); ++i)
+    for (int t = in.lo[i]; t <= in.hi[i]; ++t)
+      load[t] += in.size[i];
+  return load;
+}
 
 /// rank[i]: position of buffer i in the priority order; ties by index, or
 /// when `tieSeed` is not 0 in an order drawn from it.
@@ -109,13 +115,13 @@ std::vector<size_t> priorityRanks(const SearchInstance &in,
       std::swap(order[i - 1], order[rng() % i]);
   }
   auto length = [&](size_t i) { return int64_t{in.hi[i]} - in.lo[i] + 1; };
+  auto area = [&](size_t i) {
+    return static_cast<__int128>(in.size[i]) * length(i);
+  };
   // Crowded: the most bytes live at any one of the buffer's time points.
   std::vector<int64_t> crowd;
   if (priority == SearchPriority::Crowded) {
-    std::vector<int64_t> load(in.points, 0);
-    for (size_t i = 0; i < n; ++i)
-      for (int t = in.lo[i]; t <= in.hi[i]; ++t)
-        load[t] += in.size[i];
+    std::vector<int64_t> load = pointLoads(in);
     crowd.resize(n);
     for (size_t i = 0; i < n; ++i)
       crowd[i] = *std::max_element(load.begin() + in.lo[i],
@@ -127,20 +133,14 @@ std::vector<size_t> priorityRanks(const SearchInstance &in,
       if (in.hi[a] != in.hi[b])
         return in.hi[a] > in.hi[b];
       return in.size[a] > in.size[b];
-    case SearchPriority::Area: {
-      __int128 areaA = static_cast<__int128>(in.size[a]) * length(a);
-      __int128 areaB = static_cast<__int128>(in.size[b]) * length(b);
-      return areaA > areaB;
-    }
-    case SearchPriority::Crowded: {
+    case SearchPriority::Area:
+      return area(a) > area(b);
+    case SearchPriority::Crowded:
       if (crowd[a] != crowd[b])
         return crowd[a] > crowd[b];
-      __int128 areaA = static_cast<__int128>(in.size[a]) * length(a);
-      __int128 areaB = static_cast<__int128>(in.size[b]) * length(b);
-      if (areaA != areaB)
-        return areaA > areaB;
+      if (area(a) != area(b))
+        return area(a) > area(b);
       return length(a) > length(b);
-    }
     case SearchPriority::Start:
       if (in.lo[a] != in.lo[b])
         return in.lo[a] < in.lo[b];
@@ -163,11 +163,8 @@ public:
                  uint64_t budget)
       : in(in), neighbours(neighbours), capacity(capacity), budget(budget),
         n(in.size.size()), rest(n, 0), offset(n, 0), placed(n, 0),
-        load(in.points, 0), top(in.points, 0) {
+        load(pointLoads(in)), top(in.points, 0) {
     rank = priorityRanks(in, priority, tieSeed);
-    for (size_t i = 0; i < n; ++i)
-      for (int t = in.lo[i]; t <= in.hi[i]; ++t)
-        load[t] += in.size[i];
   }
 
   /// `listingWork`: what listing the neighbours cost, charged to this
@@ -201,8 +198,10 @@ private:
       if (placed[i])
         continue;
       lowestTop = std::min(lowestTop, rest[i] + in.size[i]);
-      if ((rest[i] > floor || (rest[i] == floor && static_cast<int64_t>(rank[i]) > floorRank)) &&
-          rest[i] + in.size[i] <= capacity)
+      const bool afterLast =
+          rest[i] > floor ||
+          (rest[i] == floor && static_cast<int64_t>(rank[i]) > floorRank);
+      if (afterLast && rest[i] + in.size[i] <= capacity)
         candidates.push_back(i);
     }
     spent += n;
