@@ -9,10 +9,11 @@
 // their input's buffer), and the overlap sweep is the planning library's
 // (plan::findOverlap); the offsets are the IR's own. A result the IR puts at
 // the offset of an operand is accepted exactly when it is a legal in-place
-// pair (compiler/include/remat/Dialect/InPlace.h: the op has the
-// InPlaceElementwise trait, the result is its first and has the operand's
-// type, hence its bytes, and the op is the operand's last use); the pair is
-// then one buffer, and any other shared bytes are an overlap.
+// pair (compiler/include/remat/Dialect/InPlace.h: the result has the
+// operand's type, hence its bytes, the op's kernel may write it there (an
+// elementwise op's first result, a row-wise op's over its first operand),
+// and the op is the operand's last use); the pair is then one buffer, and
+// any other shared bytes are an overlap.
 //
 //===----------------------------------------------------------------------===//
 

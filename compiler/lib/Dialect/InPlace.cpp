@@ -9,10 +9,12 @@ using namespace mlir;
 namespace remat {
 
 bool mayWriteInPlace(Operation *op, OpResult result, OpOperand &operand) {
-  return op->hasTrait<InPlaceElementwise>() &&
-         !op->hasTrait<OptimizerUpdate>() && result.getOwner() == op &&
-         result.getResultNumber() == 0 && operand.getOwner() == op &&
-         operand.get().getType() == result.getType();
+  if (result.getOwner() != op || operand.getOwner() != op ||
+      operand.get().getType() != result.getType())
+    return false;
+  if (op->hasTrait<InPlaceElementwise>())
+    return !op->hasTrait<OptimizerUpdate>() && result.getResultNumber() == 0;
+  return op->hasTrait<InPlaceRowwise>() && operand.getOperandNumber() == 0;
 }
 
 } // namespace remat

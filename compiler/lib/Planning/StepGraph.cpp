@@ -172,34 +172,36 @@ StepGraph buildStepGraph(func::FuncOp func, const CostModel &costModel,
   }
   if (returnedBytes > 0)
     graph.problem.partTimeFixedBytes.push_back({returnedBytes, -1});
-  // In-place sharing, as the memory profile decides it (InPlace.h): the
-  // first result over an operand produced by another node, neither
-  // persistent nor returned (those do not die at the op).
+  // In-place sharing, as the memory profile decides it (InPlace.h): a
+  // result (an elementwise op's first, a row-wise op's of its first
+  // operand's type; at most one per op) over an operand produced by another
+  // node, neither persistent nor returned (those do not die at the op).
   for (size_t i = 0; i < graph.ops.size(); ++i) {
     Operation *op = graph.ops[i];
-    if (op->getNumResults() == 0)
-      continue;
-    OpResult result = op->getResult(0);
-    if (roles.persistent.contains(result) || returned.contains(result))
-      continue;
     plan::Node &node = graph.problem.nodes[i];
-    for (OpOperand &operand : op->getOpOperands()) {
-      if (!mayWriteInPlace(op, result, operand))
+    for (OpResult result : op->getResults()) {
+      if (roles.persistent.contains(result) || returned.contains(result))
         continue;
-      Value source = viewSource(operand.get());
-      if (roles.persistent.contains(source) || returned.contains(source))
-        continue;
-      auto it = graph.nodeOf.find(source.getDefiningOp());
-      if (it == graph.nodeOf.end())
-        continue; // an argument or a constant: not a node's value
-      plan::ResultRef input{
-          it->second,
-          static_cast<int>(cast<OpResult>(source).getResultNumber())};
-      if (!llvm::is_contained(node.inPlaceInputs, input))
-        node.inPlaceInputs.push_back(input);
+      for (OpOperand &operand : op->getOpOperands()) {
+        if (!mayWriteInPlace(op, result, operand))
+          continue;
+        Value source = viewSource(operand.get());
+        if (roles.persistent.contains(source) || returned.contains(source))
+          continue;
+        auto it = graph.nodeOf.find(source.getDefiningOp());
+        if (it == graph.nodeOf.end())
+          continue; // an argument or a constant: not a node's value
+        plan::ResultRef input{
+            it->second,
+            static_cast<int>(cast<OpResult>(source).getResultNumber())};
+        if (!llvm::is_contained(node.inPlaceInputs, input))
+          node.inPlaceInputs.push_back(input);
+      }
+      if (!node.inPlaceInputs.empty()) {
+        node.inPlaceBytes = tensorBytes(result.getType(), alignment);
+        break;
+      }
     }
-    if (!node.inPlaceInputs.empty())
-      node.inPlaceBytes = tensorBytes(result.getType(), alignment);
   }
   return graph;
 }

@@ -164,17 +164,37 @@ func.func @in_place_operand_read_later(%x: tensor<64xf32> {remat.name = "x", rem
 
 // -----
 
-// Not in place: softmax has no InPlaceElementwise trait (its kernel is not
-// checked to read every element before writing it).
-func.func @in_place_without_trait(%x: tensor<64xf32> {remat.name = "x", remat.role = "input", remat.arena_offset = 0 : i64},
-                                  %w: tensor<64xf32> {remat.name = "w", remat.role = "parameter"})
-    -> (tensor<64xf32> {remat.name = "y", remat.role = "output"})
+// In place, row-wise: softmax (InPlaceRowwise) reads a whole row before it
+// writes it, so its output may take its dying input's bytes; so may
+// cross-entropy's log-probabilities (its second result) over the logits.
+// CHECK-LABEL: func.func @in_place_rowwise
+// CHECK: remat.softmax {{.*}}remat.arena_offsets = array<i64: 256>
+// CHECK: remat.softmax_cross_entropy_loss {{.*}}remat.arena_offsets = array<i64: 512, 256>
+func.func @in_place_rowwise(%x: tensor<8x8xf32> {remat.name = "x", remat.role = "input", remat.arena_offset = 0 : i64},
+                            %w: tensor<8x8xf32> {remat.name = "w", remat.role = "parameter"},
+                            %labels: tensor<8xi64> {remat.name = "labels", remat.role = "input", remat.arena_offset = 768 : i64})
+    -> (tensor<f32> {remat.name = "loss", remat.role = "output"},
+        tensor<8x8xf32> {remat.name = "log_prob", remat.role = "output"})
+    attributes {remat.arena_bytes = 1024 : i64} {
+  %m = remat.mul %x, %w {remat.name = "h0", remat.arena_offsets = array<i64: 256>} : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+  %p = remat.softmax %m {axis = 1 : i64, remat.name = "sm", remat.arena_offsets = array<i64: 256>} : (tensor<8x8xf32>) -> tensor<8x8xf32>
+  %loss, %lp = remat.softmax_cross_entropy_loss %p, %labels {reduction = "mean", remat.name = "ce", remat.arena_offsets = array<i64: 512, 256>} : (tensor<8x8xf32>, tensor<8xi64>) -> (tensor<f32>, tensor<8x8xf32>)
+  return %loss, %lp : tensor<f32>, tensor<8x8xf32>
+}
+
+// -----
+
+// Not in place: a transpose has neither in-place trait (its kernel writes
+// an element before it has read the one it lands on).
+func.func @in_place_without_trait(%x: tensor<8x8xf32> {remat.name = "x", remat.role = "input", remat.arena_offset = 0 : i64},
+                                  %w: tensor<8x8xf32> {remat.name = "w", remat.role = "parameter"})
+    -> (tensor<8x8xf32> {remat.name = "y", remat.role = "output"})
     attributes {remat.arena_bytes = 512 : i64} {
   // expected-note@+1 {{the other tensor, 'remat.mul' 'h0' (step 0), is live over steps [0, 1]}}
-  %m = remat.mul %x, %w {remat.name = "h0", remat.arena_offsets = array<i64: 256>} : (tensor<64xf32>, tensor<64xf32>) -> tensor<64xf32>
-  // expected-error@+1 {{remat-verify-memory-plan: 'remat.softmax' 'sm' (step 1) at bytes [256, 512) overlaps 'remat.mul' 'h0' (step 0) at bytes [256, 512); both are live at step 1}}
-  %p = remat.softmax %m {axis = 0 : i64, remat.name = "sm", remat.arena_offsets = array<i64: 256>} : (tensor<64xf32>) -> tensor<64xf32>
-  return %p : tensor<64xf32>
+  %m = remat.mul %x, %w {remat.name = "h0", remat.arena_offsets = array<i64: 256>} : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+  // expected-error@+1 {{remat-verify-memory-plan: 'remat.transpose' 't' (step 1) at bytes [256, 512) overlaps 'remat.mul' 'h0' (step 0) at bytes [256, 512); both are live at step 1}}
+  %t = remat.transpose %m {permutation = array<i64: 1, 0>, remat.name = "t", remat.arena_offsets = array<i64: 256>} : (tensor<8x8xf32>) -> tensor<8x8xf32>
+  return %t : tensor<8x8xf32>
 }
 
 // -----

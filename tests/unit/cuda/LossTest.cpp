@@ -66,6 +66,17 @@ TEST_F(CudaLoss, ForwardAndBackwardMatchCpu) {
         expectNear(dloss.host(), loss, tolerance(dtype), what + " loss");
         expectNear(dlogProb.host(), logProb, tolerance(dtype),
                    what + " logProb");
+        // In place (the log-probabilities over the scores, InPlaceRowwise),
+        // as a memory plan may put them: the same bits.
+        {
+          DeviceTensor dsOver(scores), dlossOver(dtype, lossShape);
+          cuda::softmaxCrossEntropyLoss(dsOver.view(), dl.view(), dwv,
+                                        dlossOver.view(), dsOver.view(),
+                                        reduction, 1, c.ignore);
+          expectSame(dlossOver.host(), dloss.host(), what + " loss in place");
+          expectSame(dsOver.host(), dlogProb.host(),
+                     what + " logProb in place");
+        }
         // Without a logProb output (the fused path).
         DeviceTensor dloss2(dtype, lossShape);
         cuda::softmaxCrossEntropyLoss(ds.view(), dl.view(), dwv, dloss2.view(),

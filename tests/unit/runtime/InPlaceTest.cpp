@@ -7,7 +7,8 @@
 // the same bits as writing it elsewhere (the out-of-place values are checked
 // against references in GradCheckTest.cpp and ElementwiseTest.cpp). The
 // forward ops with the trait are here too, with a broadcast operand beside
-// the one written over.
+// the one written over, and the row-wise ops (InPlaceRowwise: softmax,
+// log-softmax, cross-entropy's log-probabilities) over their first operand.
 //
 //===----------------------------------------------------------------------===//
 
@@ -159,6 +160,55 @@ TEST(InPlaceTest, SoftmaxBackwardsOverYAndDy) {
                         [&](const auto &in, const TensorView &out) {
                           logSoftmaxBackward(in[0], in[1], out, axis);
                         });
+    }
+}
+
+// Row-wise forward ops (InPlaceRowwise): the result over operand 0, along
+// every axis, in the 16-bit storage types too (whose softmax recomputes the
+// exponentials from x instead of keeping them in y).
+TEST(InPlaceTest, SoftmaxAndLogSoftmaxOverX) {
+  for (DType dt : {DType::F32, DType::F64, DType::F16, DType::BF16})
+    for (int64_t axis : {0, 1, 2}) {
+      Tensor x = randomTensor(dt, {3, 5, 4}, 20, -4, 4);
+      expectInPlaceSame("softmax", {&x}, {0},
+                        [&](const auto &in, const TensorView &out) {
+                          softmax(in[0], out, axis);
+                        });
+      expectInPlaceSame("logSoftmax", {&x}, {0},
+                        [&](const auto &in, const TensorView &out) {
+                          logSoftmax(in[0], out, axis);
+                        });
+    }
+}
+
+TEST(InPlaceTest, CrossEntropyLogProbabilitiesOverScores) {
+  // [N, C] and [N, C, d]; the loss, taken from the log-probabilities after
+  // they overwrote the scores, must not change either.
+  for (DType dt : {DType::F32, DType::F64, DType::F16, DType::BF16})
+    for (const Shape &shape : {Shape{6, 7}, Shape{3, 5, 4}}) {
+      Tensor scores = randomTensor(dt, shape, 21, -4, 4);
+      Shape labelShape = {shape[0]};
+      if (shape.size() == 3)
+        labelShape.push_back(shape[2]);
+      std::vector<double> labelValues;
+      for (int64_t i = 0; i < numElements(labelShape); ++i)
+        labelValues.push_back(static_cast<double>((i * 3) % shape[1]));
+      Tensor labels = make(DType::I64, labelShape, labelValues);
+      for (LossReduction reduction :
+           {LossReduction::Mean, LossReduction::Sum, LossReduction::None}) {
+        const Shape lossShape =
+            reduction == LossReduction::None ? labelShape : Shape{};
+        Tensor lossOut(dt, lossShape), lossIn(dt, lossShape);
+        expectInPlaceSame(
+            "softmaxCrossEntropyLoss", {&scores}, {0},
+            [&](const auto &in, const TensorView &out) {
+              const bool inPlace = in[0].data == out.data;
+              softmaxCrossEntropyLoss(in[0], labels.view(), TensorView(),
+                                      inPlace ? lossIn.view() : lossOut.view(),
+                                      out, reduction, -1, false);
+            });
+        EXPECT_TRUE(sameBits(lossIn, lossOut));
+      }
     }
 }
 

@@ -31,6 +31,7 @@ class Remat_KernelTrait<string name> : NativeOpTrait<name> {
 }
 def Remat_OptimizerUpdate : Remat_KernelTrait<"OptimizerUpdate">;
 def Remat_InPlaceElementwise : Remat_KernelTrait<"InPlaceElementwise">;
+def Remat_InPlaceRowwise : Remat_KernelTrait<"InPlaceRowwise">;
 
 /// Ops whose FLOP count is not one per result element define getFlops()
 /// (compiler/lib/Dialect/OpCosts.cpp).
@@ -263,7 +264,8 @@ def Remat_MatMulOp : Remat_Op<"matmul", [Remat_Differentiable, Pure, InferTypeOp
 //===----------------------------------------------------------------------===//
 
 class Remat_SoftmaxLikeOp<string mnemonic>
-    : Remat_Op<mnemonic, [Pure, SameOperandsAndResultType, Remat_Differentiable],
+    : Remat_Op<mnemonic, [Pure, SameOperandsAndResultType, Remat_Differentiable,
+                          Remat_InPlaceRowwise],
                Remat_CustomFlops> {
   let arguments = (ins Remat_FloatTensor:$input, I64Attr:$axis);
   let results = (outs Remat_FloatTensor:$output);
@@ -566,7 +568,8 @@ def Remat_TriluOp : Remat_Op<"trilu", [Remat_Differentiable, Pure, SameOperandsA
 //===----------------------------------------------------------------------===//
 
 def Remat_SoftmaxCrossEntropyLossOp : Remat_Op<"softmax_cross_entropy_loss",
-    [Remat_Differentiable, Pure, InferTypeOpAdaptor], Remat_CustomFlops> {
+    [Remat_Differentiable, Pure, InferTypeOpAdaptor, Remat_InPlaceRowwise],
+    Remat_CustomFlops> {
   let summary = "ONNX SoftmaxCrossEntropyLoss (scores [N, C, d...])";
   let arguments = (ins Remat_FloatTensor:$scores, Remat_IndexTensor:$labels,
                    Optional<Remat_FloatTensor>:$weights,

@@ -31,6 +31,20 @@ template <typename ConcreteType>
 class InPlaceElementwise
     : public mlir::OpTrait::TraitBase<ConcreteType, InPlaceElementwise> {};
 
+/// The kernel reduces operand 0 along one axis and reads every element of a
+/// row (the elements along that axis at one position of the others) before
+/// it writes any element of that row of its result of operand 0's type, and
+/// reads nothing of operand 0 afterwards; so that result may be written
+/// over operand 0 when operand 0 dies at the op (InPlace.h). Softmax and
+/// log-softmax (the output), SoftmaxCrossEntropyLoss (the log-probabilities,
+/// from which its loss is then taken). A cross-entropy's logits are the
+/// biggest tensor of a language model's step (GPT-2 small: 1.6 GB), and
+/// they die where the log-probabilities are born. Every CPU and CUDA kernel
+/// of an op with this trait keeps that promise.
+template <typename ConcreteType>
+class InPlaceRowwise
+    : public mlir::OpTrait::TraitBase<ConcreteType, InPlaceRowwise> {};
+
 } // namespace remat
 
 #endif // REMAT_DIALECT_REMATTRAITS_H

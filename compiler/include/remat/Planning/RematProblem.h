@@ -39,8 +39,8 @@ struct Node {
   double seconds = 0;          // estimated time to compute it once
   int64_t outputBytes = 0;     // bytes of its results while live
   std::vector<int> inputs;     // nodes it reads (indices < its own)
-  /// In-place sharing: the input results the op may overwrite with its
-  /// first result (compiler/include/remat/Dialect/InPlace.h). When the
+  /// In-place sharing: the input results the op may overwrite with one of
+  /// its results (compiler/include/remat/Dialect/InPlace.h). When the
   /// instance of one of them it reads dies at this occurrence, the result
   /// takes that storage, so the step holds `inPlaceBytes` less. (Next to
   /// `inputs`: simulate() reads both for every occurrence.)
