@@ -629,12 +629,18 @@ std::string stackingName(detail::SearchPriority priority) {
 /// rounds of attempts, as MiniMalloc's solver does: every priority in turn
 /// under an effort limit that doubles each round (round 0 breaks ties by
 /// index, later rounds by a seeded order), until the capacity has spent
-/// half of what is left. A plan found may be well under the capacity asked
-/// for; the next capacity is then halfway below it. Stops when the two are
-/// one alignment apart or `budget` units of work are spent.
+/// half of what is left. Each priority runs on the instance and on its
+/// time reversal (`searches`: forward, reversed; the same buffers in the
+/// same order, so the offsets of either are a plan): a search stacks from
+/// one end of time, and the tight points can be settled from the other
+/// (llama_tiny at its floor, 472 buffers: reversed, the latest-end priority
+/// reaches the bound in 0.5M units; forward, no priority does in 200M). A
+/// plan found may be well under the capacity asked for; the next capacity
+/// is then halfway below it. Stops when the two are one alignment apart or
+/// `budget` units of work are spent.
 void improveBySearch(const std::vector<Buffer> &buffers, const Instance &in,
-                     const detail::SearchInstance &search, int64_t alignment,
-                     uint64_t budget, MemoryPlan &best) {
+                     const detail::SearchInstance (&searches)[2],
+                     int64_t alignment, uint64_t budget, MemoryPlan &best) {
   // Most bytes live at once first settles the tight time points early and
   // finds most plans (bert_tiny at its floor, 240 buffers: only it finds the
   // plan at the bound, in 1.2M units); the others win on some instances.
@@ -647,7 +653,9 @@ void improveBySearch(const std::vector<Buffer> &buffers, const Instance &in,
   if (n * n > budget)
     return;
   const uint64_t firstLimit = std::max<uint64_t>(2 * n * n, 50'000);
-  const detail::OffsetSearch offsetSearch(search, budget);
+  const detail::OffsetSearch offsetSearches[2] = {
+      detail::OffsetSearch(searches[0], budget),
+      detail::OffsetSearch(searches[1], budget)};
   uint64_t spent = 0;
   int64_t failed = best.lowerBoundBytes - 1; // highest capacity not reached
   bool first = true;
@@ -670,17 +678,19 @@ void improveBySearch(const std::vector<Buffer> &buffers, const Instance &in,
                              spent < budget;
          ++round) {
       const uint64_t limit = firstLimit << std::min(round, 30u);
-      for (detail::SearchPriority priority : kPriorities) {
-        if (offsets || capacitySpent >= capacityBudget || spent >= budget)
-          break;
-        uint64_t work = 0;
-        offsets = offsetSearch.find(
-            capacity, priority, /*tieSeed=*/round,
-            std::min({limit, capacityBudget - capacitySpent, budget - spent}),
-            work);
-        capacitySpent += work;
-        spent += work;
-      }
+      for (detail::SearchPriority priority : kPriorities)
+        for (const detail::OffsetSearch &offsetSearch : offsetSearches) {
+          if (offsets || capacitySpent >= capacityBudget || spent >= budget)
+            break;
+          uint64_t work = 0;
+          offsets = offsetSearch.find(
+              capacity, priority, /*tieSeed=*/round,
+              std::min({limit, capacityBudget - capacitySpent,
+                        budget - spent}),
+              work);
+          capacitySpent += work;
+          spent += work;
+        }
     }
     if (!offsets) {
       failed = capacity;
@@ -801,21 +811,26 @@ MemoryPlan planMemory(const std::vector<Buffer> &buffers, int64_t alignment,
   // Stacking, lowest resting offset first: a different family that wins
   // where gaps left by the orders above add up (recompute-heavy schedules
   // with tens of thousands of buffers).
-  const detail::SearchInstance search = searchInstance(instances[0]);
-  for (detail::SearchPriority priority :
-       {detail::SearchPriority::End, detail::SearchPriority::Start,
-        detail::SearchPriority::Area}) {
-    MemoryPlan plan = planFromOffsets(instances[0], buffers.size(),
-                                      detail::stackOffsets(search, priority));
-    plan.algorithm = stackingName(priority);
-    if (consider(std::move(plan)))
-      return best;
-  }
+  // Both directions of time (the loop above prepared the reversed one).
+  const detail::SearchInstance searches[2] = {searchInstance(instances[0]),
+                                              searchInstance(instances[1])};
+  for (size_t direction = 0; direction < 2; ++direction)
+    for (detail::SearchPriority priority :
+         {detail::SearchPriority::End, detail::SearchPriority::Start,
+          detail::SearchPriority::Area}) {
+      MemoryPlan plan = planFromOffsets(
+          instances[direction], buffers.size(),
+          detail::stackOffsets(searches[direction], priority));
+      plan.algorithm =
+          stackingName(priority) + (direction == 1 ? "/reversed" : "");
+      if (consider(std::move(plan)))
+        return best;
+    }
   if (!found)
     throw std::logic_error("memory plan: no assignment verifies: " +
                            firstError);
   if (best.arenaBytes > best.lowerBoundBytes)
-    improveBySearch(buffers, instances[0], search, alignment,
+    improveBySearch(buffers, instances[0], searches, alignment,
                     std::max(kMinSearchWork, kSearchWorkFactor * firstWork),
                     best);
   return best;
