@@ -65,6 +65,7 @@ unfusedArenaBytes(ModuleOp unfused, const AutodiffOptions &autodiff,
                                 [](Diagnostic &) { return success(); });
   PassManager pm(unfused.getContext());
   pm.addNestedPass<func::FuncOp>(createFuseGelu());
+  pm.addNestedPass<func::FuncOp>(createFoldTransposeIntoMatMul());
   addMixedPrecision(pm, precision);
   pm.addPass(createAutodiff(autodiff));
   if (failed(pm.run(unfused)))
@@ -102,6 +103,8 @@ LogicalResult buildTrainStep(ModuleOp module, const AutodiffOptions &autodiff,
     attention.explain = fusion.explainAttention;
     pm.addNestedPass<func::FuncOp>(createFuseAttention(attention));
   }
+  // After attention fusion, which matches the exported K^T itself.
+  pm.addNestedPass<func::FuncOp>(createFoldTransposeIntoMatMul());
   addMixedPrecision(pm, precision);
   pm.addPass(createAutodiff(autodiff));
   if (failed(runPipeline(pm, module, commandLineOptions)))

@@ -174,9 +174,11 @@ void loadModel(MLIRContext &context, const Options &options,
     attention.explain = options.fusion.explainAttention;
     pm.addNestedPass<func::FuncOp>(remat::createFuseAttention(attention));
   }
+  pm.addNestedPass<func::FuncOp>(remat::createFoldTransposeIntoMatMul());
   pm.addPass(createCanonicalizerPass());
   if (failed(pm.run(*loaded.module)))
-    throw ToolError("the remat-fuse-gelu/remat-fuse-attention/canonicalize "
+    throw ToolError("the remat-fuse-gelu/remat-fuse-attention/"
+                    "remat-fold-transpose-into-matmul/canonicalize "
                     "pipeline failed on '" + options.model + "'");
   loaded.forward = findForward(*loaded.module, options.model);
   func::FuncOp func = loaded.forward;

@@ -2,7 +2,8 @@
 //
 // Reads the model (ONNX, imported with input shapes bound from the input
 // files; or .mlir in the remat dialect), runs the compiler's cleanup
-// (remat-fuse-gelu, remat-fuse-attention, canonicalize), and finds the
+// (remat-fuse-gelu, remat-fuse-attention, remat-fold-transpose-into-matmul,
+// canonicalize), and finds the
 // weights: the ONNX model's initializers, or for .mlir the model its
 // function names (`remat.model_path`).
 //

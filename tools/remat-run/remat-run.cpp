@@ -9,7 +9,8 @@
 //
 // Imports the model (or parses a .mlir file in the remat dialect), runs the
 // same cleanup as the compiler (remat-fuse-gelu, remat-fuse-attention unless
-// --no-fuse-attention, canonicalize), binds the
+// --no-fuse-attention, remat-fold-transpose-into-matmul, canonicalize),
+// binds the
 // inputs from DIR/input_<i>.pb (the ONNX backend-test layout) and the
 // weights from the model's initializers, interprets `@forward` with the
 // runtime's CPU kernels and writes DIR/output_<i>.pb. With --expect, compares

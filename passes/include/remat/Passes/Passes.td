@@ -16,6 +16,21 @@ def FuseGelu : Pass<"remat-fuse-gelu", "mlir::func::FuncOp"> {
   let dependentDialects = ["remat::RematDialect"];
 }
 
+def FoldTransposeIntoMatMul : Pass<"remat-fold-transpose-into-matmul",
+                                   "mlir::func::FuncOp"> {
+  let summary = "Read a transposed matmul operand through transpose_lhs/rhs";
+  let description = [{
+    A `remat.transpose` that swaps the last two dims of a matmul operand
+    (batch dims in place) becomes the matmul's `transpose_lhs` or
+    `transpose_rhs` flag; the GEMM reads the operand in its own layout, and
+    the transpose, if nothing else reads it, goes. Exporters write a tied
+    or `nn.Linear` weight as `MatMul(x, Transpose(W))`: for GPT-2 small's
+    LM head that copy is [768, 50257] (154 MB in fp32), made in forward,
+    again for each recomputation, and transposed back for the gradient.
+  }];
+  let dependentDialects = ["remat::RematDialect"];
+}
+
 def FuseAttention : Pass<"remat-fuse-attention", "mlir::func::FuncOp"> {
   let summary = "Fuse exported scaled dot-product attention into remat.attention";
   let description = [{
