@@ -229,8 +229,21 @@ bool addStep(const RematProblem &problem, const ScheduleFacts &f, int t,
     const auto &results = f.results[v];
     std::vector<int> rCol(results.size(), -1);
     std::vector<char> needed(results.size(), 0);
+    // An input of t is present at t, but of its results only those t reads
+    // must be: a plan may have recomputed it for t and dropped the others
+    // (a layer norm recomputed for a gradient GEMM holds its output, not
+    // its statistics, which a later recomputation brings back). Counting
+    // them would bound above such a plan's peak.
+    std::vector<char> mayDrop(results.size(), 0);
+    if (isInput[v] && results.size() > 1 && !f.isOutput[v]) {
+      mayDrop.assign(results.size(), 1);
+      for (int r : resultsRead(nodes, nodes[t], v))
+        mayDrop[r] = 0;
+    }
     bool anyNeeded = false, anyRead = false;
     for (size_t r = 0; r < results.size(); ++r) {
+      if (mayDrop[r])
+        continue;
       needed[r] = results[r].second >= t || f.isOutput[v];
       anyNeeded = anyNeeded || needed[r];
       if (needed[r])
