@@ -51,10 +51,10 @@ PROGRAMS=(
   # reference (remat-run would take hours on a CPU), measured only; 50% of
   # its 10.59 GB baseline (attention fused) on the H100 cost model.
   "gpt2_small-baseline|tests/fixtures/scale/gpt2_small|1TB|none|adam|1e-4|h100|no"
-  "gpt2_small-50pct|tests/fixtures/scale/gpt2_small|5.30GB|auto|adam|1e-4|h100|no"
+  "gpt2_small-50pct|tests/fixtures/scale/gpt2_small|4.32GB|auto|adam|1e-4|h100|no"
   # Mixed precision (--precision): the same models in bf16, fp16 with
-  # dynamic loss scaling, and GPT-2 small in bf16 at its baseline (8.04 GB)
-  # and at the fp32 program's 5.30 GB (its bf16 floor is 4.86 GB), for the
+  # dynamic loss scaling, and GPT-2 small in bf16 at its baseline (7.22 GB)
+  # and at the fp32 program's 4.32 GB (its bf16 floor is 4.04 GB), for the
   # step time against PyTorch's bf16 autocast (torch_baseline.py).
   "gpt2_tiny-bf16-baseline|tests/fixtures/gpt2_tiny|1GB|none|adam|1e-3|cpu|yes|bf16"
   "gpt2_tiny-bf16-13MB|tests/fixtures/gpt2_tiny|13MB|auto|adam|1e-3|cpu|yes|bf16"
@@ -62,7 +62,7 @@ PROGRAMS=(
   "llama_tiny-bf16-2.5MB|tests/models/pytorch/llama_tiny|2.5MB|auto|adam|1e-3|cpu|yes|bf16"
   "cnn-bf16-baseline|tests/models/pytorch/cnn|1GB|none|sgd|0.1|cpu|yes|bf16"
   "gpt2_small-bf16-baseline|tests/fixtures/scale/gpt2_small|1TB|none|adam|1e-4|h100|no|bf16"
-  "gpt2_small-bf16-5.30GB|tests/fixtures/scale/gpt2_small|5.30GB|auto|adam|1e-4|h100|no|bf16"
+  "gpt2_small-bf16-4.32GB|tests/fixtures/scale/gpt2_small|4.32GB|auto|adam|1e-4|h100|no|bf16"
 )
 
 json="["
