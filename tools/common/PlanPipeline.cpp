@@ -55,6 +55,16 @@ static void addMixedPrecision(PassManager &pm, StringRef precision) {
   pm.addNestedPass<func::FuncOp>(createMixedPrecision(options));
 }
 
+void addForwardCleanup(OpPassManager &pm, const FusionOptions &fusion) {
+  pm.addNestedPass<func::FuncOp>(createFuseGelu());
+  if (fusion.attention) {
+    FuseAttentionOptions attention;
+    attention.explain = fusion.explainAttention;
+    pm.addNestedPass<func::FuncOp>(createFuseAttention(attention));
+  }
+  pm.addNestedPass<func::FuncOp>(createFoldTransposeIntoMatMul());
+}
+
 /// What the step would need without remat-fuse-attention: `unfused` (the
 /// module before fusion) gets the rest of the pipeline, silently (errors
 /// there were reported on the fused step already, or do not matter).
@@ -64,8 +74,9 @@ unfusedArenaBytes(ModuleOp unfused, const AutodiffOptions &autodiff,
   ScopedDiagnosticHandler quiet(unfused.getContext(),
                                 [](Diagnostic &) { return success(); });
   PassManager pm(unfused.getContext());
-  pm.addNestedPass<func::FuncOp>(createFuseGelu());
-  pm.addNestedPass<func::FuncOp>(createFoldTransposeIntoMatMul());
+  FusionOptions noAttention;
+  noAttention.attention = false;
+  addForwardCleanup(pm, noAttention);
   addMixedPrecision(pm, precision);
   pm.addPass(createAutodiff(autodiff));
   if (failed(pm.run(unfused)))
@@ -97,14 +108,7 @@ LogicalResult buildTrainStep(ModuleOp module, const AutodiffOptions &autodiff,
   if (fusion.attention)
     unfused = module.clone();
   PassManager pm(module.getContext());
-  pm.addNestedPass<func::FuncOp>(createFuseGelu());
-  if (fusion.attention) {
-    FuseAttentionOptions attention;
-    attention.explain = fusion.explainAttention;
-    pm.addNestedPass<func::FuncOp>(createFuseAttention(attention));
-  }
-  // After attention fusion, which matches the exported K^T itself.
-  pm.addNestedPass<func::FuncOp>(createFoldTransposeIntoMatMul());
+  addForwardCleanup(pm, fusion);
   addMixedPrecision(pm, precision);
   pm.addPass(createAutodiff(autodiff));
   if (failed(runPipeline(pm, module, commandLineOptions)))

@@ -165,16 +165,11 @@ void loadModel(MLIRContext &context, const Options &options,
       throw ToolError("could not parse '" + options.model + "'");
   }
 
-  // The compiler's cleanup: fused GELU and attention, canonical forms.
-  // Training builds on this module, so buildTrainStep need not fuse again.
+  // The compiler's cleanup (fused GELU and attention, transposed matmul
+  // operands as flags), then canonical forms. Training builds on this
+  // module, so buildTrainStep need not fuse again.
   PassManager pm(&context);
-  pm.addNestedPass<func::FuncOp>(remat::createFuseGelu());
-  if (options.fusion.attention) {
-    remat::FuseAttentionOptions attention;
-    attention.explain = options.fusion.explainAttention;
-    pm.addNestedPass<func::FuncOp>(remat::createFuseAttention(attention));
-  }
-  pm.addNestedPass<func::FuncOp>(remat::createFoldTransposeIntoMatMul());
+  remat::addForwardCleanup(pm, options.fusion);
   pm.addPass(createCanonicalizerPass());
   if (failed(pm.run(*loaded.module)))
     throw ToolError("the remat-fuse-gelu/remat-fuse-attention/"

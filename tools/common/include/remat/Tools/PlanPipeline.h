@@ -2,7 +2,7 @@
 //
 // What `remat-opt --budget` and `remat-run --train --budget` both run on a
 // module: build @train_step (remat-fuse-gelu, remat-fuse-attention,
-// remat-autodiff) unless there is one, then remat-schedule-updates and
+// remat-fold-transpose-into-matmul, remat-autodiff) unless there is one, then remat-schedule-updates and
 // remat-plan, with the plan's report, and remat-verify-memory-plan on the
 // result.
 //
@@ -16,6 +16,7 @@
 #include "remat/Planning/TrainStepPlanner.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/PassManager.h"
 
 #include <optional>
 #include <string>
@@ -30,16 +31,22 @@ struct FusionOptions {
   bool explainAttention = false;
 };
 
+/// The cleanup every driver runs on a model's functions before anything
+/// else (remat-run before interpreting, buildTrainStep before autodiff):
+/// remat-fuse-gelu, remat-fuse-attention unless `fusion` says not to, then
+/// remat-fold-transpose-into-matmul (after attention fusion, which matches
+/// an exported K^T itself).
+void addForwardCleanup(mlir::OpPassManager &pm, const FusionOptions &fusion);
+
 /// remat-autodiff's loss-scale for --precision and --loss-scale as given
 /// (empty when not given): fp16 scales dynamically unless told otherwise,
 /// bf16 and fp32 do not scale.
 std::string defaultLossScale(llvm::StringRef precision,
                              llvm::StringRef lossScale);
 
-/// Builds @train_step with remat-fuse-gelu, remat-fuse-attention (unless
-/// `fusion` says not to), remat-mixed-precision (when `precision` is bf16 or
-/// fp16; fp32 leaves the step as exported) and remat-autodiff unless the
-/// module already has one. Failure: the diagnostics have been emitted.
+/// Builds @train_step with addForwardCleanup's passes, remat-mixed-precision
+/// (when `precision` is bf16 or fp16; fp32 leaves the step as exported) and
+/// remat-autodiff unless the module already has one. Failure: the diagnostics have been emitted.
 mlir::LogicalResult buildTrainStep(mlir::ModuleOp module,
                                    const AutodiffOptions &autodiff,
                                    const FusionOptions &fusion = {},
