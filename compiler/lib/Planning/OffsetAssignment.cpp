@@ -623,6 +623,14 @@ std::string stackingName(detail::SearchPriority priority) {
   return "stack";
 }
 
+/// Whether `budget` units of work pay for one descent of the offset search
+/// on `in`: n nodes of about n + points work each. Tens of thousands of
+/// buffers get no search.
+bool searchAffordable(const Instance &in, uint64_t budget) {
+  const uint64_t n = in.nonEmpty.size();
+  return n * n <= budget;
+}
+
 /// Tightens `best` with the offset search (OffsetSearch.h): tries the
 /// lower bound, then bisects the capacity between the highest one the
 /// search failed at and the best arena so far. Each capacity gets
@@ -647,11 +655,9 @@ void improveBySearch(const std::vector<Buffer> &buffers, const Instance &in,
   static const detail::SearchPriority kPriorities[] = {
       detail::SearchPriority::Crowded, detail::SearchPriority::End,
       detail::SearchPriority::Area, detail::SearchPriority::Start};
-  // A descent takes n nodes of about n + points work each; with no budget
-  // for even one (tens of thousands of buffers) there is no search.
-  const uint64_t n = in.nonEmpty.size();
-  if (n * n > budget)
+  if (!searchAffordable(in, budget))
     return;
+  const uint64_t n = in.nonEmpty.size();
   const uint64_t firstLimit = std::max<uint64_t>(2 * n * n, 50'000);
   const detail::OffsetSearch offsetSearches[2] = {
       detail::OffsetSearch(searches[0], budget),
@@ -820,8 +826,8 @@ MemoryPlan planMemory(const std::vector<Buffer> &buffers, int64_t alignment,
                                               searchInstance(instances[1])};
   const uint64_t searchBudget =
       std::max(kMinSearchWork, kSearchWorkFactor * firstWork);
-  const uint64_t n = instances[0].nonEmpty.size();
-  const size_t directions = n * n <= searchBudget ? 2 : 1;
+  const size_t directions =
+      searchAffordable(instances[0], searchBudget) ? 2 : 1;
   for (size_t direction = 0; direction < directions; ++direction)
     for (detail::SearchPriority priority :
          {detail::SearchPriority::End, detail::SearchPriority::Start,
