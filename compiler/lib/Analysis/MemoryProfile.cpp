@@ -138,9 +138,9 @@ MemoryProfile computeMemoryProfile(func::FuncOp func, int64_t alignment,
   };
   // The buffer `op` may write `result` over: an operand's whose last read is
   // `op` (the lifetimes so far include every value that will share it, since
-  // a later one would read it later), neither a function argument's nor a
-  // constant's (those live outside the arena), and, for an assigned plan,
-  // at the result's offset.
+  // a later one would read it later), not a function argument's (constants
+  // have none: they live outside the arena), and, for an assigned plan, at
+  // the result's offset.
   auto inPlaceBuffer = [&](Operation &op,
                            OpResult result) -> std::optional<unsigned> {
     for (OpOperand &operand : op.getOpOperands()) {
@@ -150,8 +150,7 @@ MemoryProfile computeMemoryProfile(func::FuncOp func, int64_t alignment,
       if (it == profile.bufferOf.end())
         continue;
       const BufferLifetime &b = profile.buffers[it->second];
-      if (isa<BlockArgument>(b.value) || b.value.getDefiningOp<ConstantOp>() ||
-          b.end != stepOf[&op])
+      if (isa<BlockArgument>(b.value) || b.end != stepOf[&op])
         continue;
       if (sharing == InPlaceSharing::AsAssigned) {
         int64_t offset = arenaOffsetOf(func, result);
@@ -178,16 +177,21 @@ MemoryProfile computeMemoryProfile(func::FuncOp func, int64_t alignment,
   for (Operation &op : body) {
     if (isa<func::ReturnOp>(op))
       continue;
+    // Constants are set up once in the persistent region (the emitter and
+    // the interpreter), which the step graph counts them in; an arena
+    // buffer besides would count them twice.
+    if (isa<ConstantOp>(op))
+      continue;
     for (OpResult r : op.getResults()) {
       if (persistent.contains(r))
         continue;
-      // A reshape is a view of its input's buffer.
+      // A reshape is a view of its input's buffer, or of storage outside
+      // the arena (persistent state, a constant) when its input has none.
       if (auto reshape = dyn_cast<ReshapeOp>(op)) {
         auto it = profile.bufferOf.find(reshape.getInput());
-        if (it != profile.bufferOf.end()) {
+        if (it != profile.bufferOf.end())
           join(r, it->second);
-          continue;
-        }
+        continue;
       }
       MemoryCategory category = MemoryCategory::Temporary;
       if (gradients.contains(r))
