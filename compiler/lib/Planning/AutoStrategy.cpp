@@ -345,15 +345,13 @@ public:
   std::vector<int> backwardReaders; // per node: non-recomputable readers
 };
 
-} // namespace
-} // namespace detail
-
-using namespace detail;
-
-RematPlan planAuto(const RematProblem &problem, const AutoOptions &options) {
-  Stopwatch watch;
-  ForwardInfo info = analyzeForward(problem);
-  AutoSearch search(problem, info, options);
+/// Phases 1 to 3 (the file comment) on `search`'s problem: its best plan
+/// is the result. Sets `bound` when the search computed the step-time bound
+/// itself (no AutoOptions::relaxedSolution given).
+void searchPlans(AutoSearch &search, std::optional<StepTimeBound> &bound) {
+  const RematProblem &problem = search.problem;
+  const ForwardInfo &info = search.info;
+  const AutoOptions &options = search.options;
   const int n = info.n;
   const int m = static_cast<int>(info.fwdNodes.size());
   const bool small = n <= options.perValueSearchNodes;
@@ -470,7 +468,6 @@ RematPlan planAuto(const RematProblem &problem, const AutoOptions &options) {
   // somewhat lower budgets seed too: they fit more often, and they keep
   // auto from finding a slower plan at a bigger budget than at a smaller
   // one (their plans fit both).
-  std::optional<StepTimeBound> bound;
   std::vector<std::vector<double>> relaxed;
   if (options.boundHint) {
     if (!options.relaxedSolution.empty()) {
@@ -575,11 +572,61 @@ RematPlan planAuto(const RematProblem &problem, const AutoOptions &options) {
   }
   if (!small && search.workLeft())
     search.tailSearch(search.best);
+}
+
+} // namespace
+} // namespace detail
+
+using namespace detail;
+
+RematPlan planAuto(const RematProblem &problem, const AutoOptions &options) {
+  Stopwatch watch;
+  ForwardInfo info = analyzeForward(problem);
+  AutoSearch search(problem, info, options);
+  std::optional<StepTimeBound> bound;
+  searchPlans(search, bound);
+  const bool small = info.n <= options.perValueSearchNodes;
+
+  // Near the memory floor the search on the problem's own estimates (with
+  // in-place writes and results that die apart) can end above a budget
+  // that its search on the coarse ones (withoutSharing) meets: their
+  // peaks' landscape differs. llama_tiny at 2.036 MB: this search ended at
+  // 2.054 MB; the coarse search's plan fits (1.452 ms), and climbing from
+  // it here gives 1.424 ms. When nothing fits, search the coarse problem
+  // too and climb from its best plan on this one, with a work limit of its
+  // own. (The driver's floor search relies on it: it no longer runs auto
+  // on coarse estimates itself.)
+  const bool hasFinerEstimates = std::any_of(
+      problem.nodes.begin(), problem.nodes.end(), [](const Node &node) {
+        return !node.resultBytes.empty() || node.inPlaceBytes > 0;
+      });
+  if (options.coarseSearchWhenNothingFits && hasFinerEstimates &&
+      !fits(problem, search.bestPlan)) {
+    const RematProblem coarse = withoutSharing(problem);
+    const ForwardInfo coarseInfo = analyzeForward(coarse);
+    AutoOptions coarseOptions = options;
+    coarseOptions.coarseSearchWhenNothingFits = false;
+    coarseOptions.relaxedSolution =
+        bound ? bound->absence : options.relaxedSolution;
+    AutoSearch coarseSearch(coarse, coarseInfo, coarseOptions);
+    std::optional<StepTimeBound> unused;
+    searchPlans(coarseSearch, unused);
+    search.work += coarseSearch.work;
+    search.evaluations += coarseSearch.evaluations;
+    search.workLimit = search.work + options.workLimit;
+    Candidate start = coarseSearch.best;
+    start.label += " on coarse estimates";
+    search.consider(start);
+    const auto units = search.makeUnits(small);
+    search.localSearch(start, units, /*allowLevel1=*/true,
+                       small ? std::max(100, 6 * static_cast<int>(units.size()))
+                             : 2);
+  }
 
   RematPlan result = search.bestPlan;
 
   // 4. Optional exact polish on small graphs.
-  if (options.milpBelowNodes > 0 && n <= options.milpBelowNodes) {
+  if (options.milpBelowNodes > 0 && info.n <= options.milpBelowNodes) {
     MilpOptions milp;
     milp.timeLimitSeconds = options.milpSeconds;
     milp.maxNodes = options.milpBelowNodes;

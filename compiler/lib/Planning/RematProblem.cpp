@@ -187,4 +187,14 @@ bool simulate(const RematProblem &problem, RematPlan &plan,
   return true;
 }
 
+RematProblem withoutSharing(RematProblem problem) {
+  for (Node &node : problem.nodes) {
+    node.resultBytes.clear();
+    node.reads.clear();
+    node.inPlaceInputs.clear();
+    node.inPlaceBytes = 0;
+  }
+  return problem;
+}
+
 } // namespace remat::plan

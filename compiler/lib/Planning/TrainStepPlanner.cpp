@@ -134,34 +134,16 @@ struct FloorCandidate {
   std::string label; // for the plan's note ("sqrt's plan fits")
 };
 
-/// `problem` without what the strategies know of in-place writes and of
-/// results that die apart: each node's output one value, nothing written
-/// in place. auto's local search follows its estimates, and on some graphs
-/// the finer ones lead it to a higher floor than the coarse ones did; the
-/// arena shares in place either way, so the coarse search's plan needs no
-/// more than it did before the finer estimates existed.
-plan::RematProblem withoutSharing(plan::RematProblem problem) {
-  for (plan::Node &node : problem.nodes) {
-    node.resultBytes.clear();
-    node.reads.clear();
-    node.inPlaceInputs.clear();
-    node.inPlaceBytes = 0;
-  }
-  return problem;
-}
-
 /// The plans the floor search measures for `problem`: the strategy asked
-/// for (`withAsked`), auto on the coarse estimates (withoutSharing) when
-/// that strategy is auto, all and sqrt.
+/// for (`withAsked`), all and sqrt. (auto searches on coarse estimates
+/// itself when nothing fits: AutoOptions::coarseSearchWhenNothingFits.)
 std::vector<FloorCandidate> floorCandidates(plan::Strategy strategy,
                                             const plan::RematProblem &problem,
                                             bool withAsked) {
   std::vector<FloorCandidate> out;
   if (withAsked)
-    out.push_back({strategy, problem, std::string(plan::strategyName(strategy)) + "'s plan"});
-  if (strategy == plan::Strategy::Auto)
-    out.push_back({plan::Strategy::Auto, withoutSharing(problem),
-                   "auto's plan on coarse estimates"});
+    out.push_back({strategy, problem,
+                   std::string(plan::strategyName(strategy)) + "'s plan"});
   for (plan::Strategy s : {plan::Strategy::All, plan::Strategy::Sqrt})
     out.push_back({s, problem, std::string(plan::strategyName(s)) + "'s plan"});
   return out;
@@ -380,17 +362,20 @@ FailureOr<PlanReport> planTrainStep(func::FuncOp func, const CostModel &costMode
     bool replacedByFit = false;
     std::vector<FloorCandidate> candidates =
         floorCandidates(options.strategy, graph.problem, /*withAsked=*/false);
-    // Both of auto's floor plans (fine and coarse estimates, as the floor
-    // search runs them): HF llama on h100 reached its floor only on coarse
-    // estimates at a 1-byte budget, and the coarse search aimed at the
-    // floor's own budget ended 768 bytes above it.
+    // auto's floor plan (as the floor search runs it): HF llama on h100
+    // reached its floor only with a 1-byte budget (on coarse estimates),
+    // and the search aimed at the floor's own budget ended 768 bytes above
+    // it. And its plan on coarse estimates, which auto searches itself only
+    // when no plan fits its simulation, not when one fits that and its
+    // arena misses.
     if (options.strategy == plan::Strategy::Auto && options.budgetBytes > 1) {
       plan::RematProblem floorProblem = graph.problem;
       floorProblem.budgetBytes = 1;
-      candidates.insert(candidates.begin(),
-                        {{plan::Strategy::Auto, floorProblem, "its floor plan"},
-                         {plan::Strategy::Auto, withoutSharing(floorProblem),
-                          "its floor plan on coarse estimates"}});
+      candidates.insert(
+          candidates.begin(),
+          {{plan::Strategy::Auto, floorProblem, "its floor plan"},
+           {plan::Strategy::Auto, plan::withoutSharing(graph.problem),
+            "its plan on coarse estimates"}});
     }
     for (const FloorCandidate &c : candidates) {
       plan::RematPlan p =

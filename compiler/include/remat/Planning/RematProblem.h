@@ -87,6 +87,14 @@ struct RematProblem {
   std::vector<std::pair<int64_t, int>> partTimeFixedBytes;
 };
 
+/// `problem` on coarse estimates: without what the strategies know of
+/// in-place writes and of results that die apart (each node's output one
+/// value, nothing written in place), so never a lower peak than `problem`'s
+/// for the same plan. auto's local search follows its estimates, and on
+/// some graphs the finer ones lead it to a higher floor than the coarse ones
+/// do; the arena shares in place either way.
+RematProblem withoutSharing(RematProblem problem);
+
 /// A plan is an execution sequence: node indices in the order they run; a
 /// node listed again is recomputed. Each occurrence of a node creates an
 /// instance of its value; a node reads the latest instance of each input,

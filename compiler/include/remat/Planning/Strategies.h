@@ -101,6 +101,9 @@ struct AutoOptions {
   /// a work limit of its own (so the memory floor, found with a 1-byte
   /// budget, depends less on one seed).
   unsigned restartsWhenNothingFits = 2;
+  /// On such graphs, when still no plan fits: search the problem on coarse
+  /// estimates too (withoutSharing) and climb from its best plan.
+  bool coarseSearchWhenNothingFits = true;
   /// Seed for the perturbations of the local search. Results are
   /// deterministic, except where the MILP polish stops on milpSeconds.
   unsigned seed = 1;
