@@ -137,7 +137,7 @@ __global__ void __launch_bounds__(32 * kTileRows)
   const int ty = static_cast<int>(threadIdx.y);
   for (int64_t b = blockIdx.y; b < batches; b += gridDim.y) {
     int64_t off[2];
-    batch.offsets(b, off);
+    batch.offsets64(b, off); // once per tile: 64 bits cost nothing here
     const T *xb = x + off[0];
     T *yb = y + off[1];
 #pragma unroll
@@ -274,6 +274,7 @@ bool transposeFast(const char *kernel, const TensorView &x, const TensorView &y,
       rowIx.strides[0][d] = xs[d];
       bits |= static_cast<uintptr_t>(xs[d] * elementBytes);
     }
+    rowIx.chooseIndexWidth();
     const size_t unit = copyUnit(bits);
     const int64_t rowUnits = rowBytes / static_cast<int64_t>(unit);
     const int64_t total = n * elementBytes / static_cast<int64_t>(unit);

@@ -9,7 +9,10 @@
 // operand, so common cases (same shapes, scalar operands) have rank 1 and no
 // division on the device. The strides, the merging and the host-side
 // forEachRun (used where the host issues one call per run: batched GEMMs)
-// are common/StridedLoop.h's, shared with the CPU.
+// are common/StridedLoop.h's, shared with the CPU. Where every position and
+// offset fits 32 bits (nearly always), the division runs in 32 bits: a GPU
+// has no 64-bit integer divider, and nvcc's 64-bit division routine costs
+// several times the 32-bit sequence per dim per element.
 //
 //===----------------------------------------------------------------------===//
 
@@ -43,11 +46,53 @@ constexpr int kMaxRank = 8;
 /// N operands. Rank 0 means a single position.
 template <int N> struct Indexer {
   int rank = 0;
+  /// Whether offsets() may work in 32 bits (chooseIndexWidth); false is
+  /// always correct.
+  bool narrow = false;
   int64_t shape[kMaxRank] = {};
   int64_t strides[N][kMaxRank] = {};
 
+  /// Sets `narrow` when 32-bit arithmetic is exact for every position of
+  /// the shape: fewer than 2^31 positions, and for each operand the sum of
+  /// (extent - 1) * |stride| over the dims below 2^31, which bounds every
+  /// partial sum of its offset. Called once the shape and strides are set.
+  void chooseIndexWidth() {
+    constexpr int64_t kMax = INT32_MAX;
+    int64_t positions = 1;
+    narrow = true;
+    for (int d = 0; d < rank && narrow; ++d) {
+      narrow = shape[d] >= 0 && shape[d] <= kMax;
+      if (narrow && shape[d] > 0) {
+        positions *= shape[d];
+        narrow = positions <= kMax;
+      }
+    }
+    for (int k = 0; k < N && narrow; ++k) {
+      int64_t reach = 0;
+      for (int d = 0; d < rank && narrow; ++d) {
+        const int64_t stride = strides[k][d] < 0 ? -strides[k][d] : strides[k][d];
+        narrow = stride <= kMax;
+        if (narrow && shape[d] > 1) {
+          reach += (shape[d] - 1) * stride; // < 2^62: no overflow
+          narrow = reach <= kMax;
+        }
+      }
+    }
+  }
+
   __host__ __device__ __forceinline__ void offsets(int64_t linear,
                                                    int64_t (&off)[N]) const {
+    if (narrow)
+      offsets32(static_cast<uint32_t>(linear), off);
+    else
+      offsets64(linear, off);
+  }
+
+  /// offsets() in 64-bit arithmetic, whatever `narrow` says: for kernels
+  /// that compute offsets once per block, where the second path would only
+  /// cost registers.
+  __host__ __device__ __forceinline__ void offsets64(int64_t linear,
+                                                     int64_t (&off)[N]) const {
     REMAT_UNROLL
     for (int k = 0; k < N; ++k)
       off[k] = 0;
@@ -67,6 +112,36 @@ template <int N> struct Indexer {
       for (int k = 0; k < N; ++k)
         off[k] += linear * strides[k][0];
     }
+  }
+
+  /// offsets() in 32-bit arithmetic (`narrow`): unsigned division of the
+  /// position, signed offsets (strides may be negative).
+  __host__ __device__ __forceinline__ void offsets32(uint32_t linear,
+                                                     int64_t (&off)[N]) const {
+    int32_t o[N];
+    REMAT_UNROLL
+    for (int k = 0; k < N; ++k)
+      o[k] = 0;
+    REMAT_UNROLL
+    for (int d = kMaxRank - 1; d >= 1; --d) {
+      if (d < rank) {
+        const uint32_t extent = static_cast<uint32_t>(shape[d]);
+        const uint32_t q = linear / extent;
+        const int32_t i = static_cast<int32_t>(linear - q * extent);
+        REMAT_UNROLL
+        for (int k = 0; k < N; ++k)
+          o[k] += i * static_cast<int32_t>(strides[k][d]);
+        linear = q;
+      }
+    }
+    if (rank > 0) {
+      REMAT_UNROLL
+      for (int k = 0; k < N; ++k)
+        o[k] += static_cast<int32_t>(linear) * static_cast<int32_t>(strides[k][0]);
+    }
+    REMAT_UNROLL
+    for (int k = 0; k < N; ++k)
+      off[k] = o[k];
   }
 
   /// The single-operand form.
@@ -100,6 +175,7 @@ Indexer<N> makeIndexer(const Shape &shape,
     for (int k = 0; k < N; ++k)
       ix.strides[k][d] = st[k][d];
   }
+  ix.chooseIndexWidth();
   return ix;
 }
 
