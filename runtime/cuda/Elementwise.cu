@@ -15,6 +15,7 @@
 #include "Common.cuh"
 #include "Convert.cuh"
 #include "Indexing.cuh"
+#include "Pack.cuh"
 
 #include <cstring>
 
@@ -110,6 +111,26 @@ __global__ void unaryKernel(UnaryOp op, const T *x, T *y, int64_t n,
   REMAT_GRID_STRIDE_LOOP(i, n) {
     y[i] = fromCompute<T>(unaryOp(op, toCompute(x[i]), params));
   }
+}
+
+/// unaryKernel over 16-byte packs (x and y aligned: Pack.cuh); the last
+/// n % Pack::kSize elements one per thread of the first block.
+template <typename T>
+__global__ void unaryPackedKernel(UnaryOp op, const T *x, T *y, int64_t n,
+                                  DeviceUnaryParams<ComputeType<T>> params) {
+  using P = Pack<T>;
+  const int64_t packs = n / P::kSize;
+  REMAT_GRID_STRIDE_LOOP(i, packs) {
+    const P in = reinterpret_cast<const P *>(x)[i];
+    P out;
+#pragma unroll
+    for (int k = 0; k < P::kSize; ++k)
+      out.v[k] = fromCompute<T>(unaryOp(op, toCompute(in.v[k]), params));
+    reinterpret_cast<P *>(y)[i] = out;
+  }
+  const int64_t tail = packs * P::kSize + threadIdx.x;
+  if (blockIdx.x == 0 && tail < n)
+    y[tail] = fromCompute<T>(unaryOp(op, toCompute(x[tail]), params));
 }
 
 __global__ void notKernel(const uint8_t *x, uint8_t *y, int64_t n) {
@@ -209,6 +230,30 @@ __global__ void binaryKernel(Op op, const A *a, const B *b, R *out, int64_t n,
   }
 }
 
+/// binaryKernel for operands of one type and the output's shape, all
+/// contiguous, over 16-byte packs (Pack.cuh); the last n % Pack::kSize
+/// elements one per thread of the first block.
+template <typename T, typename R, typename Op>
+__global__ void binaryPackedKernel(Op op, const T *a, const T *b, R *out,
+                                   int64_t n) {
+  using P = Pack<T>;
+  using PR = Pack<R>;
+  static_assert(sizeof(T) == sizeof(R), "one pack size for all operands");
+  const int64_t packs = n / P::kSize;
+  REMAT_GRID_STRIDE_LOOP(i, packs) {
+    const P x = reinterpret_cast<const P *>(a)[i];
+    const P y = reinterpret_cast<const P *>(b)[i];
+    PR r;
+#pragma unroll
+    for (int k = 0; k < P::kSize; ++k)
+      r.v[k] = fromCompute<R>(op(toCompute(x.v[k]), toCompute(y.v[k])));
+    reinterpret_cast<PR *>(out)[i] = r;
+  }
+  const int64_t tail = packs * P::kSize + threadIdx.x;
+  if (blockIdx.x == 0 && tail < n)
+    out[tail] = fromCompute<R>(op(toCompute(a[tail]), toCompute(b[tail])));
+}
+
 template <typename A, typename B, typename R, typename Op>
 void launchBinary(const TensorView &a, const TensorView &b,
                   const TensorView &out, Op op) {
@@ -221,7 +266,21 @@ void launchBinary(const TensorView &a, const TensorView &b,
                      {broadcastStrides(a.shape, out.shape, kernel),
                       broadcastStrides(b.shape, out.shape, kernel)},
                      kernel);
-  binaryKernel<<<gridFor(n), kThreads, 0, context(kernel).stream>>>(
+  cudaStream_t stream = context(kernel).stream;
+  // Operands of the output's own shape (merged into one contiguous dim)
+  // and of one type: packs.
+  if constexpr (std::is_same_v<A, B> && std::is_same_v<A, R>) {
+    if (ix.rank == 1 && ix.strides[0][0] == 1 && ix.strides[1][0] == 1 &&
+        packAligned({a.data, b.data, out.data})) {
+      const int64_t packs = n / Pack<A>::kSize;
+      binaryPackedKernel<<<gridFor(std::max<int64_t>(packs, 1)), kThreads, 0,
+                           stream>>>(op, a.as<const A>(), b.as<const A>(),
+                                     out.as<R>(), n);
+      checkLaunch(kernel);
+      return;
+    }
+  }
+  binaryKernel<<<gridFor(n), kThreads, 0, stream>>>(
       op, a.as<const A>(), b.as<const B>(), out.as<R>(), n, ix);
   checkLaunch(kernel);
 }
@@ -277,8 +336,16 @@ void unary(UnaryOp op, const TensorView &x, const TensorView &y,
     using T = typename decltype(tag)::type;
     if (n == 0)
       return;
-    unaryKernel<T><<<gridFor(n), kThreads, 0, stream>>>(
-        op, x.as<const T>(), y.as<T>(), n, toDevice<ComputeType<T>>(params));
+    if (packAligned({x.data, y.data})) {
+      const int64_t packs = n / Pack<T>::kSize;
+      unaryPackedKernel<T>
+          <<<gridFor(std::max<int64_t>(packs, 1)), kThreads, 0, stream>>>(
+              op, x.as<const T>(), y.as<T>(), n,
+              toDevice<ComputeType<T>>(params));
+    } else {
+      unaryKernel<T><<<gridFor(n), kThreads, 0, stream>>>(
+          op, x.as<const T>(), y.as<T>(), n, toDevice<ComputeType<T>>(params));
+    }
     checkLaunch(kernel);
   });
 }

@@ -9,6 +9,7 @@
 
 #include "CudaTestUtil.h"
 
+#include <cstring>
 #include <limits>
 
 using namespace remat::rt;
@@ -147,6 +148,62 @@ TEST_F(CudaElementwise, BinaryArithmeticBroadcasts) {
                        std::to_string(static_cast<int>(op)) + " out " +
                        shapeToString(c.out));
     }
+}
+
+/// Elements [first, first + n) of a one-dim tensor, as a tensor.
+Tensor sliceOf(const Tensor &t, int64_t first, int64_t n) {
+  Tensor out(t.dtype(), {n});
+  const size_t e = dtypeSize(t.dtype());
+  std::memcpy(out.data(), static_cast<const char *>(t.data()) + first * e,
+              static_cast<size_t>(n) * e);
+  return out;
+}
+
+/// A view of elements [first, first + n) of a one-dim buffer.
+TensorView viewAt(const TensorView &whole, int64_t first, int64_t n) {
+  return TensorView(whole.dtype, {n},
+                    static_cast<char *>(whole.data) +
+                        first * static_cast<int64_t>(dtypeSize(whole.dtype)));
+}
+
+// Contiguous operands of the output's shape and type go through 16-byte
+// packs (runtime/cuda/Pack.cuh) when every pointer is 16-byte aligned, and
+// element by element otherwise: both, with a tail shorter than a pack, and
+// in place, equal the CPU's bits.
+TEST_F(CudaElementwise, PackedUnalignedAndInPlaceOperands) {
+  const int64_t n = 1003; // a multiple of no pack size
+  for (DType dtype : {DType::F32, DType::F64, DType::I32}) {
+    const bool isInt = dtype == DType::I32;
+    Tensor a = isInt ? randomIntegers(dtype, {n + 1}, 41, -50, 50)
+                     : randomTensor(dtype, {n + 1}, 41, -3, 3);
+    Tensor b = isInt ? randomIntegers(dtype, {n + 1}, 42, 1, 9)
+                     : randomTensor(dtype, {n + 1}, 42, 0.5, 3);
+    for (int64_t first : {0, 1}) { // 0: aligned (packs); 1: 4 or 8 bytes off
+      const std::string what = std::string(dtypeName(dtype)) +
+                               (first ? " unaligned" : " aligned");
+      const Tensor ha = sliceOf(a, first, n), hb = sliceOf(b, first, n);
+      DeviceTensor da(a), db(b), dout(dtype, {n + 1});
+      const TensorView va = viewAt(da.view(), first, n);
+      const TensorView vb = viewAt(db.view(), first, n);
+      const TensorView vout = viewAt(dout.view(), first, n);
+
+      Tensor product(dtype, {n});
+      rt::binary(BinaryOp::Mul, ha.view(), hb.view(), product.view());
+      cuda::binary(BinaryOp::Mul, va, vb, vout);
+      expectSame(sliceOf(dout.host(), first, n), product, what + " mul");
+
+      Tensor negated(dtype, {n});
+      rt::unary(UnaryOp::Neg, ha.view(), negated.view());
+      cuda::unary(UnaryOp::Neg, va, vout);
+      expectSame(sliceOf(dout.host(), first, n), negated, what + " neg");
+
+      // In place: the sum over a.
+      Tensor sum(dtype, {n});
+      rt::binary(BinaryOp::Add, ha.view(), hb.view(), sum.view());
+      cuda::binary(BinaryOp::Add, va, vb, va);
+      expectSame(sliceOf(da.host(), first, n), sum, what + " add in place");
+    }
+  }
 }
 
 TEST_F(CudaElementwise, PReluBroadcastsTheSlope) {

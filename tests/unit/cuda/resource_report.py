@@ -37,6 +37,7 @@ HOT = {
     # of the forward and backward passes; bandwidth-bound, run on every
     # element of every activation.
     "unaryKernel": "elementwise", "binaryKernel": "elementwise",
+    "unaryPackedKernel": "elementwise", "binaryPackedKernel": "elementwise",
     "whereKernel": "elementwise", "castKernel": "elementwise",
     "dropoutKernel": "elementwise", "geluBackwardKernel": "elementwise",
     "activationBackwardKernel": "elementwise",
