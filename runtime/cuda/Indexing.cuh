@@ -83,9 +83,9 @@ template <int N> struct Indexer {
   __host__ __device__ __forceinline__ void offsets(int64_t linear,
                                                    int64_t (&off)[N]) const {
     if (narrow)
-      offsets32(static_cast<uint32_t>(linear), off);
+      offsetsIn<uint32_t, int32_t>(static_cast<uint32_t>(linear), off);
     else
-      offsets64(linear, off);
+      offsetsIn<int64_t, int64_t>(linear, off);
   }
 
   /// offsets() in 64-bit arithmetic, whatever `narrow` says: for kernels
@@ -93,51 +93,35 @@ template <int N> struct Indexer {
   /// cost registers.
   __host__ __device__ __forceinline__ void offsets64(int64_t linear,
                                                      int64_t (&off)[N]) const {
-    REMAT_UNROLL
-    for (int k = 0; k < N; ++k)
-      off[k] = 0;
-    REMAT_UNROLL
-    for (int d = kMaxRank - 1; d >= 1; --d) {
-      if (d < rank) {
-        const int64_t q = linear / shape[d];
-        const int64_t i = linear - q * shape[d];
-        REMAT_UNROLL
-        for (int k = 0; k < N; ++k)
-          off[k] += i * strides[k][d];
-        linear = q;
-      }
-    }
-    if (rank > 0) {
-      REMAT_UNROLL
-      for (int k = 0; k < N; ++k)
-        off[k] += linear * strides[k][0];
-    }
+    offsetsIn<int64_t, int64_t>(linear, off);
   }
 
-  /// offsets() in 32-bit arithmetic (`narrow`): unsigned division of the
-  /// position, signed offsets (strides may be negative).
-  __host__ __device__ __forceinline__ void offsets32(uint32_t linear,
+  /// offsets() with the position in Position and the offsets summed in
+  /// Offset: (uint32_t, int32_t) where `narrow` allows (unsigned division;
+  /// strides may be negative), else (int64_t, int64_t).
+  template <typename Position, typename Offset>
+  __host__ __device__ __forceinline__ void offsetsIn(Position linear,
                                                      int64_t (&off)[N]) const {
-    int32_t o[N];
+    Offset o[N];
     REMAT_UNROLL
     for (int k = 0; k < N; ++k)
       o[k] = 0;
     REMAT_UNROLL
     for (int d = kMaxRank - 1; d >= 1; --d) {
       if (d < rank) {
-        const uint32_t extent = static_cast<uint32_t>(shape[d]);
-        const uint32_t q = linear / extent;
-        const int32_t i = static_cast<int32_t>(linear - q * extent);
+        const Position extent = static_cast<Position>(shape[d]);
+        const Position q = linear / extent;
+        const Offset i = static_cast<Offset>(linear - q * extent);
         REMAT_UNROLL
         for (int k = 0; k < N; ++k)
-          o[k] += i * static_cast<int32_t>(strides[k][d]);
+          o[k] += i * static_cast<Offset>(strides[k][d]);
         linear = q;
       }
     }
     if (rank > 0) {
       REMAT_UNROLL
       for (int k = 0; k < N; ++k)
-        o[k] += static_cast<int32_t>(linear) * static_cast<int32_t>(strides[k][0]);
+        o[k] += static_cast<Offset>(linear) * static_cast<Offset>(strides[k][0]);
     }
     REMAT_UNROLL
     for (int k = 0; k < N; ++k)

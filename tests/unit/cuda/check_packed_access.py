@@ -18,7 +18,6 @@ Usage: check_packed_access.py [--cuobjdump PATH] [--toolkit-bin DIR]
 """
 
 import argparse
-import os
 import re
 import sys
 import tempfile
@@ -44,18 +43,11 @@ def accesses(body):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cuobjdump")
-    parser.add_argument("--toolkit-bin")
-    parser.add_argument("--source-dir", default=os.getcwd())
-    parser.add_argument("objects", nargs="+")
+    kb.add_arguments(parser)
     args = parser.parse_args()
 
-    cuobjdump = kb.find_cuobjdump(args.cuobjdump, args.toolkit_bin,
-                                  args.source_dir)
+    cuobjdump = kb.cuobjdump_or_report(args)
     if not cuobjdump:
-        print("FAIL: cuobjdump not found (not in the CUDA toolkit, the "
-              "project's .cache/cuda-tools or PATH): run "
-              "tools/install-cuda-tools.sh")
         return 1
 
     found = {}  # (mangled, arch) -> counts

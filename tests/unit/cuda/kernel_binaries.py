@@ -1,7 +1,7 @@
 """Reads the compiled CUDA kernels of the runtime's object files.
 
-Shared by check_no_f64.py and resource_report.py (ctest cuda-binaries/*):
-finds cuobjdump, extracts the PTX that nvcc embedded in each object (one
+Shared by check_no_f64.py, check_packed_access.py and resource_report.py
+(ctest cuda-binaries/*): their common options, finds cuobjdump, extracts the PTX that nvcc embedded in each object (one
 file per architecture, with the ptxas options nvcc used), splits it into
 functions with their call edges, and demangles kernel names so that the
 checks can tell an fp64 instantiation (`double` among its template
@@ -36,6 +36,26 @@ def find_cuobjdump(explicit, toolkit_bin, source_dir):
         if os.path.isfile(path) and os.access(path, os.X_OK):
             return os.path.abspath(path)
     return shutil.which("cuobjdump")
+
+
+def add_arguments(parser):
+    """The options every check takes (scripts add their own after these)."""
+    parser.add_argument("--cuobjdump")
+    parser.add_argument("--toolkit-bin")
+    parser.add_argument("--source-dir", default=os.getcwd())
+    parser.add_argument("objects", nargs="+")
+
+
+def cuobjdump_or_report(args):
+    """find_cuobjdump for the parsed options; where there is none, prints
+    the check's FAIL line and returns None."""
+    cuobjdump = find_cuobjdump(args.cuobjdump, args.toolkit_bin,
+                               args.source_dir)
+    if not cuobjdump:
+        print("FAIL: cuobjdump not found (not in the CUDA toolkit, the "
+              "project's .cache/cuda-tools or PATH): run "
+              "tools/install-cuda-tools.sh")
+    return cuobjdump
 
 
 @dataclass

@@ -118,20 +118,13 @@ def run_ptxas(ptxas, ptx):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cuobjdump")
+    kb.add_arguments(parser)
     parser.add_argument("--ptxas")
-    parser.add_argument("--toolkit-bin")
-    parser.add_argument("--source-dir", default=os.getcwd())
     parser.add_argument("--jobs", type=int, default=2)
-    parser.add_argument("objects", nargs="+")
     args = parser.parse_args()
 
-    cuobjdump = kb.find_cuobjdump(args.cuobjdump, args.toolkit_bin,
-                                  args.source_dir)
+    cuobjdump = kb.cuobjdump_or_report(args)
     if not cuobjdump:
-        print("FAIL: cuobjdump not found (not in the CUDA toolkit, the "
-              "project's .cache/cuda-tools or PATH): run "
-              "tools/install-cuda-tools.sh")
         return 1
     ptxas = args.ptxas or (os.path.join(args.toolkit_bin, "ptxas")
                            if args.toolkit_bin else shutil.which("ptxas"))
