@@ -320,6 +320,13 @@ public:
     }
   }
 
+  /// Rounds of perturbation without improvement that end a local search
+  /// over `units`: many on small graphs (a unit per value), two on big ones
+  /// (units of grouped values, each round costly).
+  static int staleRounds(bool small, size_t units) {
+    return small ? std::max(100, 6 * static_cast<int>(units)) : 2;
+  }
+
   void adopt(Candidate c, RematPlan plan, const std::string &how) {
     if (have && !better(problem, plan, bestPlan))
       return;
@@ -550,7 +557,7 @@ void searchPlans(AutoSearch &search, std::optional<StepTimeBound> &bound) {
       if (!dup)
         starts.push_back(cand);
     }
-    int maxStale = std::max(100, 6 * static_cast<int>(units.size()));
+    const int maxStale = AutoSearch::staleRounds(small, units.size());
     for (const Candidate &start : starts)
       search.localSearch(start, units, /*allowLevel1=*/true, maxStale);
     // Near the memory floor the search's perturbations decide how low it
@@ -568,7 +575,8 @@ void searchPlans(AutoSearch &search, std::optional<StepTimeBound> &bound) {
         search.localSearch(start, units, /*allowLevel1=*/true, maxStale);
     }
   } else {
-    search.localSearch(search.best, units, /*allowLevel1=*/true, 2);
+    search.localSearch(search.best, units, /*allowLevel1=*/true,
+                       AutoSearch::staleRounds(small, units.size()));
   }
   if (!small && search.workLeft())
     search.tailSearch(search.best);
@@ -596,12 +604,14 @@ RematPlan planAuto(const RematProblem &problem, const AutoOptions &options) {
   // too and climb from its best plan on this one, with a work limit of its
   // own. (The driver's floor search relies on it: it no longer runs auto
   // on coarse estimates itself.)
-  const bool hasFinerEstimates = std::any_of(
-      problem.nodes.begin(), problem.nodes.end(), [](const Node &node) {
-        return !node.resultBytes.empty() || node.inPlaceBytes > 0;
-      });
-  if (options.coarseSearchWhenNothingFits && hasFinerEstimates &&
-      !fits(problem, search.bestPlan)) {
+  auto hasFinerEstimates = [&] {
+    return std::any_of(
+        problem.nodes.begin(), problem.nodes.end(), [](const Node &node) {
+          return !node.resultBytes.empty() || node.inPlaceBytes > 0;
+        });
+  };
+  if (options.coarseSearchWhenNothingFits && !fits(problem, search.bestPlan) &&
+      hasFinerEstimates()) {
     const RematProblem coarse = withoutSharing(problem);
     const ForwardInfo coarseInfo = analyzeForward(coarse);
     AutoOptions coarseOptions = options;
@@ -619,8 +629,7 @@ RematPlan planAuto(const RematProblem &problem, const AutoOptions &options) {
     search.consider(start);
     const auto units = search.makeUnits(small);
     search.localSearch(start, units, /*allowLevel1=*/true,
-                       small ? std::max(100, 6 * static_cast<int>(units.size()))
-                             : 2);
+                       AutoSearch::staleRounds(small, units.size()));
   }
 
   RematPlan result = search.bestPlan;
