@@ -113,6 +113,12 @@ __global__ void unaryKernel(UnaryOp op, const T *x, T *y, int64_t n,
   }
 }
 
+/// The grid of a packed kernel over n elements of T: one thread per pack,
+/// at least one block (whose first threads take the tail).
+template <typename T> unsigned packedGrid(int64_t n) {
+  return gridFor(std::max<int64_t>(n / Pack<T>::kSize, 1));
+}
+
 /// unaryKernel over 16-byte packs (x and y aligned: Pack.cuh); the last
 /// n % Pack::kSize elements one per thread of the first block.
 template <typename T>
@@ -230,28 +236,26 @@ __global__ void binaryKernel(Op op, const A *a, const B *b, R *out, int64_t n,
   }
 }
 
-/// binaryKernel for operands of one type and the output's shape, all
-/// contiguous, over 16-byte packs (Pack.cuh); the last n % Pack::kSize
-/// elements one per thread of the first block.
-template <typename T, typename R, typename Op>
-__global__ void binaryPackedKernel(Op op, const T *a, const T *b, R *out,
+/// binaryKernel for operands and output of one type T and the output's
+/// shape, all contiguous, over 16-byte packs (Pack.cuh); the last
+/// n % Pack::kSize elements one per thread of the first block.
+template <typename T, typename Op>
+__global__ void binaryPackedKernel(Op op, const T *a, const T *b, T *out,
                                    int64_t n) {
   using P = Pack<T>;
-  using PR = Pack<R>;
-  static_assert(sizeof(T) == sizeof(R), "one pack size for all operands");
   const int64_t packs = n / P::kSize;
   REMAT_GRID_STRIDE_LOOP(i, packs) {
     const P x = reinterpret_cast<const P *>(a)[i];
     const P y = reinterpret_cast<const P *>(b)[i];
-    PR r;
+    P r;
 #pragma unroll
     for (int k = 0; k < P::kSize; ++k)
-      r.v[k] = fromCompute<R>(op(toCompute(x.v[k]), toCompute(y.v[k])));
-    reinterpret_cast<PR *>(out)[i] = r;
+      r.v[k] = fromCompute<T>(op(toCompute(x.v[k]), toCompute(y.v[k])));
+    reinterpret_cast<P *>(out)[i] = r;
   }
   const int64_t tail = packs * P::kSize + threadIdx.x;
   if (blockIdx.x == 0 && tail < n)
-    out[tail] = fromCompute<R>(op(toCompute(a[tail]), toCompute(b[tail])));
+    out[tail] = fromCompute<T>(op(toCompute(a[tail]), toCompute(b[tail])));
 }
 
 template <typename A, typename B, typename R, typename Op>
@@ -272,10 +276,8 @@ void launchBinary(const TensorView &a, const TensorView &b,
   if constexpr (std::is_same_v<A, B> && std::is_same_v<A, R>) {
     if (ix.rank == 1 && ix.strides[0][0] == 1 && ix.strides[1][0] == 1 &&
         packAligned({a.data, b.data, out.data})) {
-      const int64_t packs = n / Pack<A>::kSize;
-      binaryPackedKernel<<<gridFor(std::max<int64_t>(packs, 1)), kThreads, 0,
-                           stream>>>(op, a.as<const A>(), b.as<const A>(),
-                                     out.as<R>(), n);
+      binaryPackedKernel<<<packedGrid<A>(n), kThreads, 0, stream>>>(
+          op, a.as<const A>(), b.as<const A>(), out.as<A>(), n);
       checkLaunch(kernel);
       return;
     }
@@ -337,11 +339,8 @@ void unary(UnaryOp op, const TensorView &x, const TensorView &y,
     if (n == 0)
       return;
     if (packAligned({x.data, y.data})) {
-      const int64_t packs = n / Pack<T>::kSize;
-      unaryPackedKernel<T>
-          <<<gridFor(std::max<int64_t>(packs, 1)), kThreads, 0, stream>>>(
-              op, x.as<const T>(), y.as<T>(), n,
-              toDevice<ComputeType<T>>(params));
+      unaryPackedKernel<T><<<packedGrid<T>(n), kThreads, 0, stream>>>(
+          op, x.as<const T>(), y.as<T>(), n, toDevice<ComputeType<T>>(params));
     } else {
       unaryKernel<T><<<gridFor(n), kThreads, 0, stream>>>(
           op, x.as<const T>(), y.as<T>(), n, toDevice<ComputeType<T>>(params));
