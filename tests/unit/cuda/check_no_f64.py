@@ -25,7 +25,6 @@ Usage: check_no_f64.py [--cuobjdump PATH] [--toolkit-bin DIR]
 import argparse
 import re
 import sys
-import tempfile
 
 import kernel_binaries as kb
 
@@ -79,23 +78,16 @@ def main():
     if not cuobjdump:
         return 1
 
-    with tempfile.TemporaryDirectory() as work:
-        files = kb.extract_ptx(cuobjdump, args.objects, work)
-        if not files:
-            print("FAIL: no PTX found in %d objects (built without the "
-                  "CUDA backend's PTX?)" % len(args.objects))
-            return 1
-        kernels = {}  # mangled name -> {arch: [instructions]}
-        for f in files:
-            with open(f.path) as handle:
-                functions = kb.parse_ptx(handle.read())
-            for name, fn in functions.items():
-                if not fn.is_kernel:
-                    continue
-                instructions = []
-                for callee in sorted(kb.reachable(functions, name)):
-                    instructions += f64_instructions(functions[callee].body)
-                kernels.setdefault(name, {})[f.arch] = instructions
+    found = kb.kernel_bodies(cuobjdump, args.objects)
+    if not found:
+        print("FAIL: no PTX found in %d objects (built without the "
+              "CUDA backend's PTX?)" % len(args.objects))
+        return 1
+    kernels = {}  # mangled name -> {arch: [instructions]}
+    for name, arch, bodies in found:
+        kernels.setdefault(name, {})[arch] = [
+            instruction for body in bodies
+            for instruction in f64_instructions(body)]
 
     names = kb.demangle(kernels)
     checked = f64_kernels = 0
@@ -114,7 +106,7 @@ def main():
         for arch, instructions in sorted(kernels[mangled].items()):
             if instructions:
                 failures.append((demangled, arch, instructions))
-    archs = sorted({f.arch for f in files})
+    archs = sorted({arch for _, arch, _ in found})
     print("checked %d kernels (%s) for f64 arithmetic; %d fp64 "
           "instantiations (double among their template arguments) exempt"
           % (checked, ", ".join(archs), f64_kernels))

@@ -20,7 +20,6 @@ Usage: check_packed_access.py [--cuobjdump PATH] [--toolkit-bin DIR]
 import argparse
 import re
 import sys
-import tempfile
 
 import kernel_binaries as kb
 
@@ -51,17 +50,10 @@ def main():
         return 1
 
     found = {}  # (mangled, arch) -> counts
-    with tempfile.TemporaryDirectory() as work:
-        for f in kb.extract_ptx(cuobjdump, args.objects, work):
-            with open(f.path) as handle:
-                functions = kb.parse_ptx(handle.read())
-            for name, fn in functions.items():
-                if fn.is_kernel and "PackedKernel" in name:
-                    counts = [0, 0, 0, 0]
-                    for callee in kb.reachable(functions, name):
-                        counts = [a + b for a, b in
-                                  zip(counts, accesses(functions[callee].body))]
-                    found[(name, f.arch)] = counts
+    for name, arch, bodies in kb.kernel_bodies(cuobjdump, args.objects):
+        if "PackedKernel" in name:
+            found[(name, arch)] = [sum(column) for column in
+                                   zip(*(accesses(body) for body in bodies))]
 
     if not found:
         print("FAIL: no *PackedKernel in the objects (built without them?)")

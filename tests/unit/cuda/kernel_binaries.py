@@ -144,6 +144,23 @@ def reachable(functions, name):
     return seen
 
 
+def kernel_bodies(cuobjdump, objects):
+    """Every kernel in the objects' PTX: (mangled name, arch, the instruction
+    lines of the kernel and of each device function it calls, in name
+    order), one per kernel and architecture. Empty when there is no PTX."""
+    found = []
+    with tempfile.TemporaryDirectory() as work:
+        for f in extract_ptx(cuobjdump, objects, work):
+            with open(f.path) as handle:
+                functions = parse_ptx(handle.read())
+            for name, fn in functions.items():
+                if fn.is_kernel:
+                    found.append((name, f.arch,
+                                  [functions[callee].body for callee in
+                                   sorted(reachable(functions, name))]))
+    return found
+
+
 def demangle(names):
     """Mangled name -> demangled (c++filt, one process for all)."""
     names = list(names)
