@@ -49,7 +49,7 @@ PROGRAMS=(
   "bert_tiny-1.4MB|tests/models/pytorch/bert_tiny|1.4MB|auto|adam|1e-3|cpu|yes"
   # GPT-2 small, batch 8x1024, random weights (a shape-only export): no
   # reference (remat-run would take hours on a CPU), measured only; 50% of
-  # its 10.59 GB baseline (attention fused) on the H100 cost model.
+  # its 8.63 GB baseline (attention fused) on the H100 cost model.
   "gpt2_small-baseline|tests/fixtures/scale/gpt2_small|1TB|none|adam|1e-4|h100|no"
   "gpt2_small-50pct|tests/fixtures/scale/gpt2_small|4.32GB|auto|adam|1e-4|h100|no"
   # Mixed precision (--precision): the same models in bf16, fp16 with

@@ -2,9 +2,9 @@
 //
 // What `remat-opt --budget` and `remat-run --train --budget` both run on a
 // module: build @train_step (remat-fuse-gelu, remat-fuse-attention,
-// remat-fold-transpose-into-matmul, remat-autodiff) unless there is one, then remat-schedule-updates and
-// remat-plan, with the plan's report, and remat-verify-memory-plan on the
-// result.
+// remat-fold-transpose-into-matmul, remat-autodiff) unless there is one,
+// then remat-schedule-updates and remat-plan, with the plan's report, and
+// remat-verify-memory-plan on the result.
 //
 //===----------------------------------------------------------------------===//
 
@@ -46,7 +46,8 @@ std::string defaultLossScale(llvm::StringRef precision,
 
 /// Builds @train_step with addForwardCleanup's passes, remat-mixed-precision
 /// (when `precision` is bf16 or fp16; fp32 leaves the step as exported) and
-/// remat-autodiff unless the module already has one. Failure: the diagnostics have been emitted.
+/// remat-autodiff unless the module already has one. Failure: the
+/// diagnostics have been emitted.
 mlir::LogicalResult buildTrainStep(mlir::ModuleOp module,
                                    const AutodiffOptions &autodiff,
                                    const FusionOptions &fusion = {},
