@@ -123,7 +123,8 @@ cp -r "$GTEST_SRC/include" "$GTEST_SRC/src" "$OUT/third_party/googletest/"
 cp tools/gpu/bundle/CMakeLists.txt tools/gpu/bundle/run.sh \
    tools/gpu/bundle/run_programs.py tools/gpu/bundle/torch_baseline.py \
    tools/gpu/bundle/attention_bench.cpp tools/gpu/bundle/attention_bench.py \
-   tools/gpu/bundle/gemm_bench.cpp tools/gpu/bundle/BenchSupport.h \
+   tools/gpu/bundle/gemm_bench.cpp tools/gpu/bundle/kernel_bench.cpp \
+   tools/gpu/bundle/BenchSupport.h \
    tools/gpu/bundle/README.md "$OUT/"
 mkdir -p "$OUT/python"
 cp tests/codegen/cuda_compare.py tests/codegen/tensor_proto.py "$OUT/python/"

@@ -40,8 +40,9 @@ done
 [ -x "$WORK/build/cuda-kernel-tests" ] || { echo "FAIL: cuda-kernel-tests was not built" >&2; exit 1; }
 [ -x "$WORK/build/attention-bench" ] || { echo "FAIL: attention-bench was not built" >&2; exit 1; }
 [ -x "$WORK/build/gemm-bench" ] || { echo "FAIL: gemm-bench was not built" >&2; exit 1; }
+[ -x "$WORK/build/kernel-bench" ] || { echo "FAIL: kernel-bench was not built" >&2; exit 1; }
 # Nothing built may link protobuf, ONNX, MLIR or BLAS.
-for exe in "$WORK/build/cuda-kernel-tests" "$WORK/build/attention-bench" "$WORK/build/gemm-bench" "$WORK"/build/programs/*; do
+for exe in "$WORK/build/cuda-kernel-tests" "$WORK/build/attention-bench" "$WORK/build/gemm-bench" "$WORK/build/kernel-bench" "$WORK"/build/programs/*; do
   if ldd "$exe" 2>/dev/null | grep -Ei 'protobuf|onnx|mlir|openblas|libblas|libcblas'; then
     echo "FAIL: $exe links a library the GPU machine lacks" >&2; exit 1
   fi
@@ -49,7 +50,7 @@ done
 
 dry=$("$WORK/bundle/run.sh" "$WORK/results" --dry-run)
 echo "$dry"
-for stage in build kernel-tests programs attention-bench gemm-bench profile torch-eager report; do
+for stage in build kernel-tests programs attention-bench gemm-bench kernel-bench profile torch-eager report; do
   grep -q "would run \[$stage\]" <<<"$dry" || { echo "FAIL: run.sh --dry-run does not list stage $stage" >&2; exit 1; }
 done
 for name in $(python3 -c "import json,sys; print(' '.join(p['name'] for p in json.load(open(sys.argv[1]))))" "$WORK/bundle/programs.json"); do

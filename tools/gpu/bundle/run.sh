@@ -12,7 +12,8 @@
 #    peak memory against its plan and budget;
 # 4. times the fused attention kernels against torch's
 #    scaled_dot_product_attention (RESULTS_DIR/attention-bench.json) and
-#    GPT-2 small's GEMMs (gemm-bench.jsonl), and profiles GPT-2 small's
+#    GPT-2 small's GEMMs (gemm-bench.jsonl), measures the memory-bound
+#    kernels' bandwidth (kernel-bench.jsonl), and profiles GPT-2 small's
 #    step per kernel (profile-*.txt);
 # 5. runs the same models in PyTorch eager (fp32, checkpoint per block,
 #    bf16 autocast) for step time and torch.cuda.max_memory_allocated;
@@ -20,7 +21,7 @@
 # the build, a kernel test or an equivalence check fails (the failing
 # program and tensor are named). --dry-run lists the steps without running.
 # --prebuilt DIR skips step 1 and runs the binaries already in DIR
-# (cuda-kernel-tests, attention-bench, gemm-bench, programs/*), built elsewhere with the
+# (cuda-kernel-tests, attention-bench, gemm-bench, kernel-bench, programs/*), built elsewhere with the
 # same nvcc (e.g. with -DREMAT_STATIC_CUBLAS=OFF, small enough to carry):
 # a short GPU window then goes to running, not compiling.
 set -uo pipefail
@@ -98,6 +99,11 @@ fi
 if [ $built = 1 ] || [ $DRY = 1 ]; then
   step gemm-bench "$RESULTS/gemm-bench.log" bash -c \
       "'$BUILD/gemm-bench' > '$RESULTS/gemm-bench.jsonl'" || true
+fi
+# The memory-bound kernels' bandwidth against a device copy: measured only.
+if [ $built = 1 ] || [ $DRY = 1 ]; then
+  step kernel-bench "$RESULTS/kernel-bench.log" bash -c \
+      "'$BUILD/kernel-bench' > '$RESULTS/kernel-bench.jsonl'" || true
 fi
 # Per-kernel times of GPT-2 small's step (REMAT_CUDA_PROFILE): measured only.
 if [ $built = 1 ] || [ $DRY = 1 ]; then
