@@ -2,10 +2,13 @@
 """Runs the bundle's generated CUDA programs (programs.json): each against
 remat-run's reference under the same plan (cuda_compare.py's tolerances),
 then a timed run for the step time (median after warm-up) and the measured
-peak against the plan and the budget. Writes OUT/programs.json; with
---report-only, merges it with the kernel tests', PyTorch's and the attention
-benchmark's results into OUT/results.json and OUT/results.md. Standard
-library only."""
+peak against the plan and the budget. Writes OUT/programs.json, and each
+check's report and parameters in OUT/work. Where the bundle travelled
+without the reference parameters (too large to carry), the checks are
+deferred: --compare-only does them later where OUT/work was brought back to.
+With --report-only, merges it with the kernel tests', PyTorch's and the
+benches' results into OUT/results.json and OUT/results.md. Standard library
+only."""
 import argparse
 import json
 import os
@@ -61,8 +64,10 @@ def fp32_reference(bundle, programs, p):
 
 
 def check(bundle, exe, p, work, dry, fp32_params=None):
-    """The equivalence check: a list of failures (empty = pass) and notes."""
-    ref = os.path.join(bundle, "reference", p["name"])
+    """The equivalence check: a list of failures (empty = pass) and notes.
+    The run's report and parameters stay in `work`; where the bundle came
+    without the reference parameters (too large for the GPU machine), the
+    check is deferred to compare_saved on a machine that has them."""
     params = os.path.join(work, p["name"] + "-params")
     result = run([exe, "--steps", str(p["reference_steps"]), "--dump-params",
                   params] + program_args(bundle, p), dry)
@@ -71,15 +76,61 @@ def check(bundle, exe, p, work, dry, fp32_params=None):
     if result.returncode != 0:
         return ["%s exited %d: %s" % (p["name"], result.returncode,
                                       result.stderr.strip()[-400:])], []
-    report = json.loads(result.stdout)
+    with open(os.path.join(work, p["name"] + "-report.json"), "w") as f:
+        f.write(result.stdout)
+    if not os.path.isdir(os.path.join(bundle, "reference", p["name"], "params")):
+        return [], [DEFERRED]
+    return compare_saved(bundle, p, work, fp32_params)
+
+
+# The note of a check whose comparison waits for the reference parameters.
+DEFERRED = "deferred: no reference parameters here; compare with --compare-only"
+
+
+def compare_saved(bundle, p, work, fp32_params):
+    """Compares a program's saved report and parameters (check) with
+    remat-run's under cuda_compare's tolerances: failures and notes."""
+    ref = os.path.join(bundle, "reference", p["name"])
+    with open(os.path.join(work, p["name"] + "-report.json")) as f:
+        report = json.load(f)
     with open(os.path.join(ref, "remat-run.log")) as f:
         # With loss scaling the line goes on: "(skipped...) loss scale S".
         cpu_losses = [float(m.group(1)) for m in
                       re.finditer(r"^step \d+ loss (\S+)", f.read(), re.M)]
-    return cuda_compare.compare(report, cpu_losses, params,
+    return cuda_compare.compare(report, cpu_losses,
+                                os.path.join(work, p["name"] + "-params"),
                                 os.path.join(ref, "params"), p["optimizer"],
                                 p["lr"], p["reference_steps"],
                                 p.get("precision", "fp32"), fp32_params)
+
+
+def compare_all(args):
+    """--compare-only: the deferred checks of a run whose OUT/work came back
+    from the GPU machine, against this bundle's reference parameters;
+    updates OUT/programs.json."""
+    with open(os.path.join(args.bundle, "programs.json")) as f:
+        programs = {p["name"]: p for p in json.load(f)}
+    results = load(os.path.join(args.out, "programs.json"), [])
+    compared, failed = 0, []
+    for entry in results:
+        p = programs[entry["name"]]
+        if entry.get("equivalence") != DEFERRED:
+            continue
+        compared += 1
+        failures, notes = compare_saved(args.bundle, p, os.path.join(args.out, "work"),
+                                        fp32_reference(args.bundle, list(programs.values()), p))
+        print("\n".join(notes))
+        entry["equivalence"] = "FAIL" if failures else "PASS"
+        entry["failures"] = failures
+        for failure in failures:
+            print("FAIL: %s: %s" % (p["name"], failure), flush=True)
+        failed += [p["name"]] if failures else []
+    with open(os.path.join(args.out, "programs.json"), "w") as f:
+        json.dump(results, f, indent=1)
+    print("%d deferred checks, %d failed%s" % (
+        compared, len(failed),
+        (": " + ", ".join(failed)) if failed else ""))
+    return 1 if failed else 0
 
 
 def measure(bundle, exe, p, dry):
@@ -150,7 +201,8 @@ def run_all(args):
             failures, notes = check(args.bundle, exe, p, work, args.dry_run,
                                     fp32_reference(args.bundle, programs, p))
             print("\n".join(notes))
-            entry["equivalence"] = "FAIL" if failures else "PASS"
+            entry["equivalence"] = DEFERRED if DEFERRED in notes else \
+                "FAIL" if failures else "PASS"
             entry["failures"] = failures
         else:
             print("%s: equivalence check skipped (no reference: remat-run is "
@@ -179,6 +231,13 @@ def load(path, default):
         return default
 
 
+def load_lines(path):
+    """The JSON objects of a bench's output, one per line."""
+    if not os.path.isfile(path):
+        return []
+    return [json.loads(line) for line in open(path) if line.startswith("{")]
+
+
 def mb(value):
     return "—" if value is None else "%.1f" % (value / 2**20)
 
@@ -201,10 +260,8 @@ def report(args):
     programs = load(os.path.join(out, "programs.json"), [])
     torch = load(os.path.join(out, "torch.json"), {"skipped": "no torch.json"})
     attention = load(os.path.join(out, "attention-bench.json"), [])
-    gemms = []
-    if os.path.isfile(os.path.join(out, "gemm-bench.jsonl")):
-        gemms = [json.loads(line) for line in open(os.path.join(out, "gemm-bench.jsonl"))
-                 if line.startswith("{")]
+    gemms = load_lines(os.path.join(out, "gemm-bench.jsonl"))
+    kernels = load_lines(os.path.join(out, "kernel-bench.jsonl"))
     gpu = open(os.path.join(out, "gpu.txt")).read().strip() \
         if os.path.isfile(os.path.join(out, "gpu.txt")) else "unknown"
     revision = open(os.path.join(args.bundle, "REVISION")).read().strip()
@@ -212,7 +269,7 @@ def report(args):
                "kernel_tests": {k: kernel.get(k) for k in
                                 ("tests", "failures", "disabled", "errors")},
                "programs": programs, "torch_eager": torch,
-               "attention": attention, "gemms": gemms}
+               "attention": attention, "gemms": gemms, "kernels": kernels}
     with open(os.path.join(out, "results.json"), "w") as f:
         json.dump(results, f, indent=1)
 
@@ -264,6 +321,16 @@ def report(args):
             lines.append("| %s | %s | %s | %d x %d x %d (%d) | %.3f | %.1f |" % (
                 row["impl"], row["dtype"], row["gemm"], row["m"], row["n"],
                 row["k"], row["batch"], row["ms"], row["tflops"]))
+    lines += ["", "## Memory-bound kernels' bandwidth (kernel-bench, same GPU)", ""]
+    if not kernels:
+        lines.append("no kernel-bench.jsonl")
+    else:
+        lines += ["| kernel | dtype | shape | MB moved | ms | GB/s | of the device copy |",
+                  "|---|---|---|---:|---:|---:|---:|"]
+        for row in kernels:
+            lines.append("| %s | %s | %s | %.0f | %.3f | %.0f | %.0f%% |" % (
+                row["kernel"], row["dtype"], row["shape"], row["bytes"] / 1e6,
+                row["ms"], row["gbps"], 100 * row["of_copy"]))
     for name in PROFILED:
         path = os.path.join(out, "profile-%s.txt" % name)
         if os.path.isfile(path):
@@ -282,11 +349,16 @@ def main():
     p.add_argument("--out", required=True)
     p.add_argument("--dry-run", action="store_true")
     p.add_argument("--report-only", action="store_true")
+    p.add_argument("--compare-only", action="store_true",
+                   help="compare the parameters a run left in OUT/work with "
+                   "the bundle's references (deferred checks)")
     p.add_argument("--profile", action="store_true",
                    help="profile the PROFILED programs per kernel instead")
     args = p.parse_args()
     if args.report_only:
         return report(args)
+    if args.compare_only:
+        return compare_all(args)
     return profile_all(args) if args.profile else run_all(args)
 
 
