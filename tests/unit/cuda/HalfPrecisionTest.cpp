@@ -205,10 +205,13 @@ TEST_F(CudaHalfPrecision, MatMulAccumulatesInFp32) {
     Shape a, b, out;
     bool transA, transB;
   };
+  // K >= 4 max(M, N) goes through an fp32 result and a cast (MatMul.cu):
+  // the first two cases, the batched fourth and the dot product below.
   const Case cases[] = {
       {{5, 300}, {300, 3}, {5, 3}, false, false},
       {{300, 5}, {3, 300}, {5, 3}, true, true},
       {{2, 4, 6, 70}, {70, 9}, {2, 4, 6, 9}, false, false}, // linear layer
+      {{3, 4, 200}, {3, 200, 5}, {3, 4, 5}, false, false},
       {{2, 1, 6, 7}, {1, 4, 7, 9}, {2, 4, 6, 9}, false, false},
       {{3, 6, 0}, {3, 0, 9}, {3, 6, 9}, false, false}, // K = 0: zeros
   };
