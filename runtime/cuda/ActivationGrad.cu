@@ -12,9 +12,12 @@
 
 #include "Common.cuh"
 #include "Indexing.cuh"
+#include "Pack.cuh"
 #include "Reduction.cuh"
 
 #include "common/NormalizationChecks.h"
+
+#include <algorithm>
 
 namespace remat::rt::cuda {
 using namespace detail;
@@ -46,6 +49,19 @@ __global__ void geluBackwardKernel(const T *x, const T *dy, T *dx, int64_t n,
         tanhApproximation ? geluTanhDerivative(xi) : geluErfDerivative(xi);
     dx[i] = fromCompute<T>(toCompute(dy[i]) * d);
   }
+}
+
+/// geluBackwardKernel over 16-byte packs (x, dy and dx aligned).
+template <typename T>
+__global__ void geluBackwardPackedKernel(const T *x, const T *dy, T *dx,
+                                         int64_t n, bool tanhApproximation) {
+  using C = ComputeType<T>;
+  mapPacks(x, dy, dx, n, [&](T xv, T dyv) {
+    const C xi = toCompute(xv);
+    const C d =
+        tanhApproximation ? geluTanhDerivative(xi) : geluErfDerivative(xi);
+    return fromCompute<T>(toCompute(dyv) * d);
+  });
 }
 
 /// activationBackward's parameters in the compute type C (converted on the
@@ -93,6 +109,25 @@ __global__ void activationBackwardKernel(UnaryOp op, const T *x, const T *dy,
     dx[i] = fromCompute<T>(
         activationDerivative(op, toCompute(x[i]), toCompute(dy[i]), params));
   }
+}
+
+/// activationBackwardKernel over 16-byte packs, ReLU's derivative inlined
+/// alone (the common case; the others through the switch).
+template <typename T>
+__global__ void
+activationBackwardPackedKernel(UnaryOp op, const T *x, const T *dy, T *dx,
+                               int64_t n,
+                               ActivationParams<ComputeType<T>> params) {
+  if (op == UnaryOp::Relu)
+    mapPacks(x, dy, dx, n, [&](T xv, T dyv) {
+      return fromCompute<T>(activationDerivative(UnaryOp::Relu, toCompute(xv),
+                                                 toCompute(dyv), params));
+    });
+  else
+    mapPacks(x, dy, dx, n, [&](T xv, T dyv) {
+      return fromCompute<T>(
+          activationDerivative(op, toCompute(xv), toCompute(dyv), params));
+    });
 }
 
 /// Softmax backward (dx = y (dy - sum(dy y))) or log-softmax backward
@@ -163,8 +198,14 @@ void geluBackward(const TensorView &x, const TensorView &dy,
     const int64_t n = x.numel();
     if (n == 0)
       return;
-    geluBackwardKernel<T><<<gridFor(n), kThreads, 0, stream>>>(
-        x.as<const T>(), dy.as<const T>(), dx.as<T>(), n, tanhApproximation);
+    if (packAligned({x.data, dy.data, dx.data}))
+      geluBackwardPackedKernel<T>
+          <<<gridFor(std::max<int64_t>(n / Pack<T>::kSize, 1)), kThreads, 0,
+             stream>>>(x.as<const T>(), dy.as<const T>(), dx.as<T>(), n,
+                       tanhApproximation);
+    else
+      geluBackwardKernel<T><<<gridFor(n), kThreads, 0, stream>>>(
+          x.as<const T>(), dy.as<const T>(), dx.as<T>(), n, tanhApproximation);
     checkLaunch(kernel);
   });
 }
@@ -198,8 +239,13 @@ void activationBackward(UnaryOp op, const TensorView &x, const TensorView &dy,
         static_cast<C>(params.alpha), static_cast<C>(params.beta),
         static_cast<C>(params.gamma), static_cast<C>(params.lower),
         static_cast<C>(params.upper)};
-    activationBackwardKernel<T><<<gridFor(n), kThreads, 0, stream>>>(
-        op, x.as<const T>(), dy.as<const T>(), dx.as<T>(), n, p);
+    if (packAligned({x.data, dy.data, dx.data}))
+      activationBackwardPackedKernel<T>
+          <<<gridFor(std::max<int64_t>(n / Pack<T>::kSize, 1)), kThreads, 0,
+             stream>>>(op, x.as<const T>(), dy.as<const T>(), dx.as<T>(), n, p);
+    else
+      activationBackwardKernel<T><<<gridFor(n), kThreads, 0, stream>>>(
+          op, x.as<const T>(), dy.as<const T>(), dx.as<T>(), n, p);
     checkLaunch(kernel);
   });
 }

@@ -17,6 +17,7 @@
 #include "Indexing.cuh"
 #include "Pack.cuh"
 
+#include <algorithm>
 #include <cstring>
 
 namespace remat::rt::cuda {
@@ -119,24 +120,27 @@ template <typename T> unsigned packedGrid(int64_t n) {
   return gridFor(std::max<int64_t>(n / Pack<T>::kSize, 1));
 }
 
-/// unaryKernel over 16-byte packs (x and y aligned: Pack.cuh); the last
-/// n % Pack::kSize elements one per thread of the first block.
-template <typename T>
+/// unaryKernel over 16-byte packs (x and y aligned: Pack.cuh). The op is
+/// a template argument for the common ones: a run-time switch inside the
+/// unrolled pack loop put every op's code in the loop 8 times for 16-bit
+/// types (2.2 TB/s for bf16 ReLU on an H200, against 4.2 for fp32).
+template <typename T, UnaryOp... Ops>
 __global__ void unaryPackedKernel(UnaryOp op, const T *x, T *y, int64_t n,
                                   DeviceUnaryParams<ComputeType<T>> params) {
-  using P = Pack<T>;
-  const int64_t packs = n / P::kSize;
-  REMAT_GRID_STRIDE_LOOP(i, packs) {
-    const P in = reinterpret_cast<const P *>(x)[i];
-    P out;
-#pragma unroll
-    for (int k = 0; k < P::kSize; ++k)
-      out.v[k] = fromCompute<T>(unaryOp(op, toCompute(in.v[k]), params));
-    reinterpret_cast<P *>(y)[i] = out;
-  }
-  const int64_t tail = packs * P::kSize + threadIdx.x;
-  if (blockIdx.x == 0 && tail < n)
-    y[tail] = fromCompute<T>(unaryOp(op, toCompute(x[tail]), params));
+  auto run = [&](auto constant) {
+    mapPacks(x, y, n, [&](T v) {
+      return fromCompute<T>(
+          unaryOp(decltype(constant)::value, toCompute(v), params));
+    });
+  };
+  const bool known =
+      ((op == Ops ? (run(std::integral_constant<UnaryOp, Ops>{}), true)
+                  : false) ||
+       ...);
+  if (!known)
+    mapPacks(x, y, n, [&](T v) {
+      return fromCompute<T>(unaryOp(op, toCompute(v), params));
+    });
 }
 
 __global__ void notKernel(const uint8_t *x, uint8_t *y, int64_t n) {
@@ -237,25 +241,37 @@ __global__ void binaryKernel(Op op, const A *a, const B *b, R *out, int64_t n,
 }
 
 /// binaryKernel for operands and output of one type T and the output's
-/// shape, all contiguous, over 16-byte packs (Pack.cuh); the last
-/// n % Pack::kSize elements one per thread of the first block.
+/// shape, all contiguous, over 16-byte packs (Pack.cuh).
 template <typename T, typename Op>
 __global__ void binaryPackedKernel(Op op, const T *a, const T *b, T *out,
                                    int64_t n) {
+  mapPacks(a, b, out, n, [&](T x, T y) {
+    return fromCompute<T>(op(toCompute(x), toCompute(y)));
+  });
+}
+
+/// binaryPackedKernel with one operand a row of `rowPacks` packs repeated
+/// over the rows of the other (a bias add: [rows, C] op [C], C a multiple
+/// of the pack): the row's packs stay in cache, the full operand and the
+/// output stream. `rowFirst`: the row is op's first operand. Index is
+/// uint32_t when every pack index fits, else int64_t.
+template <typename T, typename Op, typename Index>
+__global__ void binaryRowPackedKernel(Op op, const T *full, const T *row,
+                                      T *out, Index packs, Index rowPacks,
+                                      bool rowFirst) {
   using P = Pack<T>;
-  const int64_t packs = n / P::kSize;
-  REMAT_GRID_STRIDE_LOOP(i, packs) {
-    const P x = reinterpret_cast<const P *>(a)[i];
-    const P y = reinterpret_cast<const P *>(b)[i];
+  for (Index i = Index(blockIdx.x) * blockDim.x + threadIdx.x; i < packs;
+       i += Index(gridDim.x) * blockDim.x) {
+    const P x = reinterpret_cast<const P *>(full)[i];
+    const P y = reinterpret_cast<const P *>(row)[i % rowPacks];
     P r;
 #pragma unroll
-    for (int k = 0; k < P::kSize; ++k)
-      r.v[k] = fromCompute<T>(op(toCompute(x.v[k]), toCompute(y.v[k])));
+    for (int k = 0; k < P::kSize; ++k) {
+      const auto f = toCompute(x.v[k]), w = toCompute(y.v[k]);
+      r.v[k] = fromCompute<T>(rowFirst ? op(w, f) : op(f, w));
+    }
     reinterpret_cast<P *>(out)[i] = r;
   }
-  const int64_t tail = packs * P::kSize + threadIdx.x;
-  if (blockIdx.x == 0 && tail < n)
-    out[tail] = fromCompute<T>(op(toCompute(a[tail]), toCompute(b[tail])));
 }
 
 template <typename A, typename B, typename R, typename Op>
@@ -278,6 +294,33 @@ void launchBinary(const TensorView &a, const TensorView &b,
         packAligned({a.data, b.data, out.data})) {
       binaryPackedKernel<<<packedGrid<A>(n), kThreads, 0, stream>>>(
           op, a.as<const A>(), b.as<const A>(), out.as<A>(), n);
+      checkLaunch(kernel);
+      return;
+    }
+    // One operand contiguous, the other one row broadcast over it (strides
+    // [0, 1] after merging), rows a whole number of packs.
+    const int64_t width = ix.rank == 2 ? ix.shape[1] : 0;
+    const bool aIsRow = ix.rank == 2 && ix.strides[0][0] == 0 &&
+                        ix.strides[0][1] == 1 && ix.strides[1][0] == width &&
+                        ix.strides[1][1] == 1;
+    const bool bIsRow = ix.rank == 2 && ix.strides[1][0] == 0 &&
+                        ix.strides[1][1] == 1 && ix.strides[0][0] == width &&
+                        ix.strides[0][1] == 1;
+    if ((aIsRow || bIsRow) && width % Pack<A>::kSize == 0 &&
+        packAligned({a.data, b.data, out.data})) {
+      const A *full = aIsRow ? b.as<const A>() : a.as<const A>();
+      const A *row = aIsRow ? a.as<const A>() : b.as<const A>();
+      const int64_t packs = n / Pack<A>::kSize;
+      const int64_t rowPacks = width / Pack<A>::kSize;
+      if (packs <= INT32_MAX)
+        binaryRowPackedKernel<A, Op, uint32_t>
+            <<<packedGrid<A>(n), kThreads, 0, stream>>>(
+                op, full, row, out.as<A>(), static_cast<uint32_t>(packs),
+                static_cast<uint32_t>(rowPacks), aIsRow);
+      else
+        binaryRowPackedKernel<A, Op, int64_t>
+            <<<packedGrid<A>(n), kThreads, 0, stream>>>(
+                op, full, row, out.as<A>(), packs, rowPacks, aIsRow);
       checkLaunch(kernel);
       return;
     }
@@ -306,6 +349,48 @@ __global__ void whereKernel(const uint8_t *cond, const T *x, const T *y, T *out,
 template <typename S>
 __global__ void castKernel(const S *x, void *y, DType to, int64_t n) {
   REMAT_GRID_STRIDE_LOOP(i, n) { storeWide(y, to, i, widen(x[i])); }
+}
+
+/// castKernel between two float storage types (F32, F16, BF16) of 16-byte
+/// aligned tensors: each thread converts K elements, K = 16 bytes of the
+/// narrower type (one 16-byte access on that side, two on the wider); the
+/// last n % K elements one per thread of the first block. The conversions
+/// are storeWide's for these types.
+template <typename S, typename D>
+__global__ void castPackedKernel(const S *x, D *y, int64_t n) {
+  using PS = Pack<S>;
+  using PD = Pack<D>;
+  constexpr int K = PS::kSize > PD::kSize ? PS::kSize : PD::kSize;
+  constexpr int NS = K / PS::kSize, ND = K / PD::kSize;
+  const int64_t groups = n / K;
+  REMAT_GRID_STRIDE_LOOP(i, groups) {
+    PS in[NS];
+#pragma unroll
+    for (int j = 0; j < NS; ++j)
+      in[j] = reinterpret_cast<const PS *>(x)[i * NS + j];
+    PD out[ND];
+#pragma unroll
+    for (int k = 0; k < K; ++k)
+      out[k / PD::kSize].v[k % PD::kSize] =
+          fromCompute<D>(toCompute(in[k / PS::kSize].v[k % PS::kSize]));
+#pragma unroll
+    for (int j = 0; j < ND; ++j)
+      reinterpret_cast<PD *>(y)[i * ND + j] = out[j];
+  }
+  const int64_t tail = groups * K + threadIdx.x;
+  if (blockIdx.x == 0 && tail < n)
+    y[tail] = fromCompute<D>(toCompute(x[tail]));
+}
+
+/// Calls f(Tag<T>{}) for F32, F16 and BF16 storage; returns false for other
+/// dtypes.
+template <typename Fn> bool dispatchNarrowFloat(DType dtype, Fn &&f) {
+  switch (dtype) {
+  case DType::F32: f(Tag<float>{}); return true;
+  case DType::F16: f(Tag<Half>{}); return true;
+  case DType::BF16: f(Tag<BFloat16>{}); return true;
+  default: return false;
+  }
 }
 
 template <typename T> __global__ void fillKernel(T *y, T value, int64_t n) {
@@ -339,8 +424,12 @@ void unary(UnaryOp op, const TensorView &x, const TensorView &y,
     if (n == 0)
       return;
     if (packAligned({x.data, y.data})) {
-      unaryPackedKernel<T><<<packedGrid<T>(n), kThreads, 0, stream>>>(
-          op, x.as<const T>(), y.as<T>(), n, toDevice<ComputeType<T>>(params));
+      unaryPackedKernel<T, UnaryOp::Relu, UnaryOp::GeluTanh, UnaryOp::GeluErf,
+                        UnaryOp::Neg, UnaryOp::Exp, UnaryOp::Tanh,
+                        UnaryOp::Sigmoid, UnaryOp::Sqrt, UnaryOp::Reciprocal>
+          <<<packedGrid<T>(n), kThreads, 0, stream>>>(
+              op, x.as<const T>(), y.as<T>(), n,
+              toDevice<ComputeType<T>>(params));
     } else {
       unaryKernel<T><<<gridFor(n), kThreads, 0, stream>>>(
           op, x.as<const T>(), y.as<T>(), n, toDevice<ComputeType<T>>(params));
@@ -444,6 +533,27 @@ void cast(const TensorView &x, const TensorView &y) {
     return cuda::copy(x, y);
   const int64_t n = x.numel();
   cudaStream_t stream = context(kernel).stream;
+  if (n == 0)
+    return;
+  // Between the float types of training (mixed precision's casts): packs.
+  bool launched = false;
+  if (packAligned({x.data, y.data}))
+    dispatchNarrowFloat(x.dtype, [&](auto from) {
+      using S = typename decltype(from)::type;
+      dispatchNarrowFloat(y.dtype, [&](auto to) {
+        using D = typename decltype(to)::type;
+        if constexpr (!std::is_same_v<S, D>) {
+          constexpr int64_t K = std::max(Pack<S>::kSize, Pack<D>::kSize);
+          castPackedKernel<S, D>
+              <<<gridFor(std::max<int64_t>(n / K, 1)), kThreads, 0, stream>>>(
+                  x.as<const S>(), y.as<D>(), n);
+          checkLaunch(kernel);
+          launched = true;
+        }
+      });
+    });
+  if (launched)
+    return;
   dispatchCastSource(x.dtype, [&](auto tag) {
     using S = typename decltype(tag)::type;
     if (n == 0)

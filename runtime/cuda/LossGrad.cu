@@ -112,7 +112,7 @@ __global__ void __launch_bounds__(kThreads)
                                           const I *labels, const T *weights,
                                           T *dscores, LossArgs<C> a) {
   constexpr int V = 16 / sizeof(T);
-  using P = Pack<T, V>;
+  using P = Vec<T, V>;
   const int64_t size = a.s.C;
   const int threads = static_cast<int>(blockDim.x);
   const int t = static_cast<int>(threadIdx.x);

@@ -109,7 +109,7 @@ __global__ void __launch_bounds__(1024)
                            bool log) {
   using C = ComputeType<T>;
   constexpr int V = 16 / sizeof(T);
-  using P = Pack<T, V>;
+  using P = Vec<T, V>;
   extern __shared__ __align__(16) unsigned char rowCache[];
   __shared__ C maxBuf[32];
   __shared__ SumOf<C> sumBuf[32];
@@ -412,7 +412,7 @@ __global__ void __launch_bounds__(kRowThreads, 1)
         const float v = (row[k][e] - mu) * inv * sc[k][e];
         out[e] = bias ? v + bi[k][e] : v;
       }
-      storePack<V>(y + r * n + static_cast<int64_t>(j) * V, out);
+      storeVec<V>(y + r * n + static_cast<int64_t>(j) * V, out);
     }
     if (lane == 0) {
       if (mean.data)
@@ -450,7 +450,7 @@ bool layerNormRows(const char *kernel, const TensorView &x,
   if (!plan.ok || scale.numel() != n || (!bias.empty() && bias.numel() != n))
     return false;
   for (const TensorView *v : {&x, &y, &scale, &bias})
-    if (!packAligned<T, kRowVec>(v->data))
+    if (!vecAligned<T, kRowVec>(v->data))
       return false;
   cudaStream_t stream = context(kernel).stream;
   dispatchPer<kMaxPer>(plan.per, [&](auto perTag) {

@@ -165,7 +165,7 @@ __global__ void __launch_bounds__(kRowThreads)
       for (int e = 0; e < V; ++e)
         out[e] = row.inv *
                  (row.dy[k][e] * s[k][e] - meanG - xhat[k][e] * meanGX);
-      storePack<V>(dx + r * n + static_cast<int64_t>(j) * V, out);
+      storeVec<V>(dx + r * n + static_cast<int64_t>(j) * V, out);
     }
   };
 
@@ -215,8 +215,8 @@ __global__ void __launch_bounds__(kRowThreads)
       sumDy[e] = colDy[k][e].value();
       sumDyX[e] = colDyX[k][e].value();
     }
-    storePack<V>(outDy + j * V, sumDy);
-    storePack<V>(outDyX + j * V, sumDyX);
+    storeVec<V>(outDy + j * V, sumDy);
+    storeVec<V>(outDyX + j * V, sumDyX);
   }
 }
 
@@ -253,7 +253,7 @@ bool layerNormBackwardRows(const char *kernel, const TensorView &x,
   if (!plan.ok || scale.numel() != n)
     return false;
   for (const TensorView *v : {&x, &scale, &dy, &dx})
-    if (!packAligned<T, kRowVec>(v->data))
+    if (!vecAligned<T, kRowVec>(v->data))
       return false;
   const bool params = dscaleRef.data || dbiasRef.data;
   if (!params && dx.empty())

@@ -33,6 +33,48 @@ inline bool packAligned(std::initializer_list<const void *> pointers) {
   return true;
 }
 
+/// y[i] = f(x[i]) for i < n, x and y packAligned (y may be x): a
+/// grid-stride loop over packs, then the last n % kSize elements one per
+/// thread of block 0 (launch at least one block of kSize threads).
+template <typename T, typename F>
+__device__ inline void mapPacks(const T *x, T *y, int64_t n, F f) {
+  using P = Pack<T>;
+  const int64_t packs = n / P::kSize;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < packs;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    const P in = reinterpret_cast<const P *>(x)[i];
+    P out;
+#pragma unroll
+    for (int k = 0; k < P::kSize; ++k)
+      out.v[k] = f(in.v[k]);
+    reinterpret_cast<P *>(y)[i] = out;
+  }
+  const int64_t tail = packs * P::kSize + threadIdx.x;
+  if (blockIdx.x == 0 && tail < n)
+    y[tail] = f(x[tail]);
+}
+
+/// out[i] = f(a[i], b[i]) likewise (out may be a or b).
+template <typename T, typename F>
+__device__ inline void mapPacks(const T *a, const T *b, T *out, int64_t n,
+                                F f) {
+  using P = Pack<T>;
+  const int64_t packs = n / P::kSize;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < packs;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    const P x = reinterpret_cast<const P *>(a)[i];
+    const P y = reinterpret_cast<const P *>(b)[i];
+    P r;
+#pragma unroll
+    for (int k = 0; k < P::kSize; ++k)
+      r.v[k] = f(x.v[k], y.v[k]);
+    reinterpret_cast<P *>(out)[i] = r;
+  }
+  const int64_t tail = packs * P::kSize + threadIdx.x;
+  if (blockIdx.x == 0 && tail < n)
+    out[tail] = f(a[tail], b[tail]);
+}
+
 } // namespace remat::rt::cuda::detail
 
 #endif // REMAT_RUNTIME_CUDA_PACK_CUH

@@ -15,7 +15,7 @@
 // accumulate in SumOf<C> for compute type C: compensated fp32 for F32, F16
 // and BF16 data (no f64 arithmetic, error independent of the length), plain
 // double for F64, int64 for integers. The combination order is fixed, so
-// results are deterministic. Also here: 16-byte vector accesses (Pack) and
+// results are deterministic. Also here: 16-byte vector accesses (Vec) and
 // the layout of the kernels that hold whole rows in registers (RowPlan:
 // LayerNorm and its backward).
 //
@@ -362,19 +362,17 @@ void launchReduction(const char *kernel, const Load &load, Op op, Acc init,
 //===----------------------------------------------------------------------===//
 
 /// V consecutive elements of T moved as one access (128 bits for 16 bytes).
-template <typename T, int V> struct alignas(sizeof(T) * V) Pack {
-  T e[V];
-};
+template <typename T, int V> struct alignas(sizeof(T) * V) Vec { T e[V]; };
 
-/// Whether p is aligned for Pack<T, V> accesses.
-template <typename T, int V> inline bool packAligned(const void *p) {
+/// Whether p is aligned for Vec<T, V> accesses.
+template <typename T, int V> inline bool vecAligned(const void *p) {
   return reinterpret_cast<uintptr_t>(p) % (sizeof(T) * V) == 0;
 }
 
 /// The V elements at p (aligned), widened to the compute type.
 template <int V, typename T>
-__device__ inline void loadPack(const T *p, ComputeType<T> (&v)[V]) {
-  const Pack<T, V> pk = *reinterpret_cast<const Pack<T, V> *>(p);
+__device__ inline void loadVec(const T *p, ComputeType<T> (&v)[V]) {
+  const Vec<T, V> pk = *reinterpret_cast<const Vec<T, V> *>(p);
 #pragma unroll
   for (int e = 0; e < V; ++e)
     v[e] = toCompute(pk.e[e]);
@@ -382,12 +380,12 @@ __device__ inline void loadPack(const T *p, ComputeType<T> (&v)[V]) {
 
 /// Stores v at p (aligned), each element rounded to T.
 template <int V, typename T>
-__device__ inline void storePack(T *p, const ComputeType<T> (&v)[V]) {
-  Pack<T, V> pk;
+__device__ inline void storeVec(T *p, const ComputeType<T> (&v)[V]) {
+  Vec<T, V> pk;
 #pragma unroll
   for (int e = 0; e < V; ++e)
     pk.e[e] = fromCompute<T>(v[e]);
-  *reinterpret_cast<Pack<T, V> *>(p) = pk;
+  *reinterpret_cast<Vec<T, V> *>(p) = pk;
 }
 
 /// Elements per vector of the register-resident row kernels (LayerNorm and
@@ -476,7 +474,7 @@ __device__ inline void loadRowVectors(const T *row, int lane, int L, int nVec,
   for (int k = 0; k < PER; ++k) {
     const int j = lane + k * L;
     if (j < nVec) {
-      loadPack<kRowVec>(row + static_cast<int64_t>(j) * kRowVec, v[k]);
+      loadVec<kRowVec>(row + static_cast<int64_t>(j) * kRowVec, v[k]);
     } else {
 #pragma unroll
       for (int e = 0; e < kRowVec; ++e)

@@ -204,6 +204,43 @@ TEST_F(CudaElementwise, PackedUnalignedAndInPlaceOperands) {
       expectSame(sliceOf(da.host(), first, n), sum, what + " add in place");
     }
   }
+  // Casts between the float types: packs of 8 when both sides are aligned.
+  const std::pair<DType, DType> casts[] = {{DType::F32, DType::BF16},
+                                           {DType::BF16, DType::F32},
+                                           {DType::F32, DType::F16},
+                                           {DType::F16, DType::BF16}};
+  for (auto [from, to] : casts)
+    for (int64_t first : {0, 1}) {
+      const Tensor x = randomTensor(from, {n + 1}, 43, -70000, 70000);
+      Tensor expected(to, {n});
+      rt::cast(sliceOf(x, first, n).view(), expected.view());
+      DeviceTensor dx(x), dy(to, {n + 1});
+      cuda::cast(viewAt(dx.view(), first, n), viewAt(dy.view(), first, n));
+      expectSame(sliceOf(dy.host(), first, n), expected,
+                 std::string(dtypeName(from)) + " -> " + dtypeName(to) +
+                     (first ? " unaligned" : " aligned"));
+    }
+}
+
+TEST_F(CudaElementwise, RowBroadcastPacksMatchTheCpuBitwise) {
+  // [rows, width] op [width] and [width] op [rows, width] with width a
+  // multiple of the pack (4 floats, 8 bf16), also as [1, width]: the
+  // row-broadcast packed kernel; a width of 6 (not a multiple) takes the
+  // general kernel. Sub and Div tell the operand order apart.
+  for (DType dtype : {DType::F32, DType::BF16})
+    for (const Shape &row : {Shape{16}, Shape{6}, Shape{1, 16}})
+      for (BinaryOp op : {BinaryOp::Sub, BinaryOp::Div})
+        for (bool rowFirst : {false, true}) {
+          const Shape full = {7, row.back()};
+          Tensor x = randomTensor(dtype, full, 60, -3, 3);
+          Tensor r = randomTensor(dtype, row, 61, 0.5, 2);
+          const Tensor &a = rowFirst ? r : x, &b = rowFirst ? x : r;
+          expectSame(runBinary(true, op, a, b, dtype, full),
+                     runBinary(false, op, a, b, dtype, full),
+                     std::string(dtypeName(dtype)) + " " +
+                         shapeToString(a.shape()) + " op " +
+                         shapeToString(b.shape()));
+        }
 }
 
 TEST_F(CudaElementwise, PReluBroadcastsTheSlope) {

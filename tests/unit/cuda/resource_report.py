@@ -41,6 +41,9 @@ HOT = {
     "whereKernel": "elementwise", "castKernel": "elementwise",
     "dropoutKernel": "elementwise", "geluBackwardKernel": "elementwise",
     "activationBackwardKernel": "elementwise",
+    "castPackedKernel": "elementwise", "binaryRowPackedKernel": "elementwise",
+    "geluBackwardPackedKernel": "elementwise",
+    "activationBackwardPackedKernel": "elementwise",
     # GEMM-adjacent: the im2col/col2im around every convolution GEMM, the
     # bias add after it, the fp32 accumulator's rounding after 16-bit ones.
     "im2colKernel": "GEMM-adjacent", "col2imKernel": "GEMM-adjacent",
