@@ -246,6 +246,16 @@ def ms(value):
     return "—" if value is None else "%.3f" % (value * 1e3)
 
 
+def section(lines, title, rows, source, header, rule, format_row):
+    """Appends a results.md section: a table of a bench's rows, or a line
+    saying its output file is missing."""
+    lines += ["", "## " + title, ""]
+    if not rows:
+        lines.append("no " + source)
+    else:
+        lines += [header, rule] + [format_row(row) for row in rows]
+
+
 def report(args):
     if args.dry_run:
         print("would write %s/results.json and results.md" % args.out)
@@ -301,34 +311,23 @@ def report(args):
                 row["model"], row["variant"],
                 ms(row.get("step_seconds_median")) if "skipped" not in row else "skipped: " + row["skipped"],
                 mb(row.get("max_memory_allocated"))))
-    lines += ["", "## Fused attention vs torch sdpa (b=8 h=12 s=1024 d=64, same GPU)", ""]
-    if not attention:
-        lines.append("no attention-bench.json")
-    else:
-        lines += ["| impl | dtype | mask | pass | ms | TFLOP/s |",
-                  "|---|---|---|---|---:|---:|"]
-        for row in attention:
-            lines.append("| %s | %s | %s | %s | %.3f | %.2f |" % (
+    section(lines, "Fused attention vs torch sdpa (b=8 h=12 s=1024 d=64, same GPU)",
+            attention, "attention-bench.json",
+            "| impl | dtype | mask | pass | ms | TFLOP/s |", "|---|---|---|---|---:|---:|",
+            lambda row: "| %s | %s | %s | %s | %.3f | %.2f |" % (
                 row["impl"], row.get("dtype", "bf16"), row.get("mask", "?"),
                 row["pass"], row["ms"], row["tflops"]))
-    lines += ["", "## GPT-2 small's GEMMs (gemm-bench, same GPU)", ""]
-    if not gemms:
-        lines.append("no gemm-bench.jsonl")
-    else:
-        lines += ["| impl | dtype | gemm | m x n x k (batch) | ms | TFLOP/s |",
-                  "|---|---|---|---|---:|---:|"]
-        for row in gemms:
-            lines.append("| %s | %s | %s | %d x %d x %d (%d) | %.3f | %.1f |" % (
+    section(lines, "GPT-2 small's GEMMs (gemm-bench, same GPU)", gemms, "gemm-bench.jsonl",
+            "| impl | dtype | gemm | m x n x k (batch) | ms | TFLOP/s |",
+            "|---|---|---|---|---:|---:|",
+            lambda row: "| %s | %s | %s | %d x %d x %d (%d) | %.3f | %.1f |" % (
                 row["impl"], row["dtype"], row["gemm"], row["m"], row["n"],
                 row["k"], row["batch"], row["ms"], row["tflops"]))
-    lines += ["", "## Memory-bound kernels' bandwidth (kernel-bench, same GPU)", ""]
-    if not kernels:
-        lines.append("no kernel-bench.jsonl")
-    else:
-        lines += ["| kernel | dtype | shape | MB moved | ms | GB/s | of the device copy |",
-                  "|---|---|---|---:|---:|---:|---:|"]
-        for row in kernels:
-            lines.append("| %s | %s | %s | %.0f | %.3f | %.0f | %.0f%% |" % (
+    section(lines, "Memory-bound kernels' bandwidth (kernel-bench, same GPU)", kernels,
+            "kernel-bench.jsonl",
+            "| kernel | dtype | shape | MB moved | ms | GB/s | of the device copy |",
+            "|---|---|---|---:|---:|---:|---:|",
+            lambda row: "| %s | %s | %s | %.0f | %.3f | %.0f | %.0f%% |" % (
                 row["kernel"], row["dtype"], row["shape"], row["bytes"] / 1e6,
                 row["ms"], row["gbps"], 100 * row["of_copy"]))
     for name in PROFILED:
