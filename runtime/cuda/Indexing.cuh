@@ -102,6 +102,15 @@ template <int N> struct Indexer {
   template <typename Position, typename Offset>
   __host__ __device__ __forceinline__ void offsetsIn(Position linear,
                                                      int64_t (&off)[N]) const {
+    // One dim (a reduction's rows or columns, a merged broadcast): one
+    // multiply per operand, without the loop's seven per-dim rank tests.
+    if (rank == 1) {
+      REMAT_UNROLL
+      for (int k = 0; k < N; ++k)
+        off[k] =
+            static_cast<Offset>(linear) * static_cast<Offset>(strides[k][0]);
+      return;
+    }
     Offset o[N];
     REMAT_UNROLL
     for (int k = 0; k < N; ++k)
