@@ -17,8 +17,6 @@
 
 #include "common/NormalizationChecks.h"
 
-#include <algorithm>
-
 namespace remat::rt::cuda {
 using namespace detail;
 
@@ -199,10 +197,8 @@ void geluBackward(const TensorView &x, const TensorView &dy,
     if (n == 0)
       return;
     if (packAligned({x.data, dy.data, dx.data}))
-      geluBackwardPackedKernel<T>
-          <<<gridFor(std::max<int64_t>(n / Pack<T>::kSize, 1)), kThreads, 0,
-             stream>>>(x.as<const T>(), dy.as<const T>(), dx.as<T>(), n,
-                       tanhApproximation);
+      geluBackwardPackedKernel<T><<<packedGrid<T>(n), kThreads, 0, stream>>>(
+          x.as<const T>(), dy.as<const T>(), dx.as<T>(), n, tanhApproximation);
     else
       geluBackwardKernel<T><<<gridFor(n), kThreads, 0, stream>>>(
           x.as<const T>(), dy.as<const T>(), dx.as<T>(), n, tanhApproximation);
@@ -241,8 +237,8 @@ void activationBackward(UnaryOp op, const TensorView &x, const TensorView &dy,
         static_cast<C>(params.upper)};
     if (packAligned({x.data, dy.data, dx.data}))
       activationBackwardPackedKernel<T>
-          <<<gridFor(std::max<int64_t>(n / Pack<T>::kSize, 1)), kThreads, 0,
-             stream>>>(op, x.as<const T>(), dy.as<const T>(), dx.as<T>(), n, p);
+          <<<packedGrid<T>(n), kThreads, 0, stream>>>(
+              op, x.as<const T>(), dy.as<const T>(), dx.as<T>(), n, p);
     else
       activationBackwardKernel<T><<<gridFor(n), kThreads, 0, stream>>>(
           op, x.as<const T>(), dy.as<const T>(), dx.as<T>(), n, p);

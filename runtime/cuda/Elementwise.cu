@@ -114,12 +114,6 @@ __global__ void unaryKernel(UnaryOp op, const T *x, T *y, int64_t n,
   }
 }
 
-/// The grid of a packed kernel over n elements of T: one thread per pack,
-/// at least one block (whose first threads take the tail).
-template <typename T> unsigned packedGrid(int64_t n) {
-  return gridFor(std::max<int64_t>(n / Pack<T>::kSize, 1));
-}
-
 /// unaryKernel over 16-byte packs (x and y aligned: Pack.cuh). The op is
 /// a template argument for the common ones: a run-time switch inside the
 /// unrolled pack loop put every op's code in the loop 8 times for 16-bit
@@ -556,8 +550,6 @@ void cast(const TensorView &x, const TensorView &y) {
     return;
   dispatchCastSource(x.dtype, [&](auto tag) {
     using S = typename decltype(tag)::type;
-    if (n == 0)
-      return;
     castKernel<S><<<gridFor(n), kThreads, 0, stream>>>(x.as<const S>(), y.data,
                                                        y.dtype, n);
     checkLaunch(kernel);

@@ -13,6 +13,9 @@
 #ifndef REMAT_RUNTIME_CUDA_PACK_CUH
 #define REMAT_RUNTIME_CUDA_PACK_CUH
 
+#include "Common.cuh"
+
+#include <algorithm>
 #include <cstdint>
 #include <initializer_list>
 
@@ -31,6 +34,12 @@ inline bool packAligned(std::initializer_list<const void *> pointers) {
     if (reinterpret_cast<uintptr_t>(p) % 16 != 0)
       return false;
   return true;
+}
+
+/// The grid of a packed kernel over n elements of T: one thread per pack,
+/// at least one block (whose first threads take the tail).
+template <typename T> unsigned packedGrid(int64_t n) {
+  return gridFor(std::max<int64_t>(n / Pack<T>::kSize, 1));
 }
 
 /// y[i] = f(x[i]) for i < n, x and y packAligned (y may be x): a

@@ -52,13 +52,6 @@ void release(std::initializer_list<TensorView> views) {
     bench::check(cudaFree(v.data), "cudaFree", kBench);
 }
 
-std::string shapeText(const Shape &shape) {
-  std::string text = "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    text += (i ? ", " : "") + std::to_string(shape[i]);
-  return text + "]";
-}
-
 struct Bench {
   cudaStream_t stream;
   int iters;
@@ -75,7 +68,8 @@ struct Bench {
                 "\"bytes\": %.0f, \"ms\": %.4f, \"gbps\": %.1f, "
                 "\"of_copy\": %.3f}\n",
                 kernel.c_str(), remat::rt::dtypeName(dtype),
-                shapeText(shape).c_str(), bytes, ms, gbps, gbps / copyGbps);
+                remat::rt::shapeToString(shape).c_str(), bytes, ms, gbps,
+                gbps / copyGbps);
     std::fflush(stdout);
   }
 };
@@ -145,7 +139,7 @@ int main(int argc, char **argv) try {
       });
       release({x, y, z});
     }
-    { // Bias add: [rows, 3072] + [3072] (broadcast, no packs).
+    { // Bias add: [rows, 3072] + [3072] (the row broadcast).
       Shape shape{rows3072, 3072};
       TensorView x = make(dtype, shape), bias = make(dtype, {3072}),
                  y = make(dtype, shape);
