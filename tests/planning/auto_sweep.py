@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """auto's plans over a budget sweep: step time never rises with the budget.
 
-    auto_sweep.py REMAT_OPT MODEL [remat-opt options...]
+    auto_sweep.py REMAT_OPT MODEL [--near-floor F MAX_GAP] [remat-opt options...]
 
 Finds the model's baseline peak (`--strategy none` at 1TB) and its memory
 floor (minimum_feasible_bytes at a 1-byte budget), then plans with auto at
@@ -11,6 +11,11 @@ as the budget grows, and that no plan is faster than the certified bound
 (optimality_gap >= 0). Prints one line per budget with the gap, and a
 summary line; exits 1 on a failed check (tests/planning/CMakeLists.txt runs
 it on every fixture).
+
+--near-floor F MAX_GAP adds the budget F of the way from the floor to the
+baseline, checked like the others and also for a gap of at most MAX_GAP
+(e.g. 1.0: within twice the certified bound), for models whose plans just
+above the floor need a search of their own.
 """
 
 import sys
@@ -20,8 +25,17 @@ from plan_report import baseline_and_floor, plan
 
 def main():
     remat_opt, model, extra = sys.argv[1], sys.argv[2], sys.argv[3:]
+    near_floor = None
+    if extra[:1] == ["--near-floor"]:
+        near_floor = (float(extra[1]), float(extra[2]))
+        extra = extra[3:]
     baseline, floor = baseline_and_floor(remat_opt, model, extra)
-    budgets = sorted({floor + (baseline - floor) * k // 10 for k in range(11)})
+    budgets = {floor + (baseline - floor) * k // 10 for k in range(11)}
+    near_budget = None
+    if near_floor:
+        near_budget = floor + int((baseline - floor) * near_floor[0])
+        budgets.add(near_budget)
+    budgets = sorted(budgets)
     failures = []
     previous = None
     worst_gap = 0.0
@@ -40,6 +54,9 @@ def main():
             failures.append("budget %d: gap %s (the plan beats its bound)" % (budget, gap))
         else:
             worst_gap = max(worst_gap, gap)
+            if budget == near_budget and gap > near_floor[1]:
+                failures.append("budget %d, %g of the way from the floor: gap %.2f%% over %.2f%%" %
+                                (budget, near_floor[0], 100 * gap, 100 * near_floor[1]))
         if previous is not None and seconds > previous[1] * (1 + 1e-12):
             failures.append("step time rises from %.9g s at %d to %.9g s at %d" %
                             (previous[1], previous[0], seconds, budget))

@@ -114,6 +114,18 @@ Candidate sqrtCandidate(const ForwardInfo &info, int k, bool keepTail);
 Candidate regionCandidate(const RematProblem &problem, const ForwardInfo &info,
                           int groupSize);
 
+/// Region inputs checkpointed in a base-ary hierarchy, none of them kept
+/// from the forward pass: boundary b (after region b-1) gets level 1 + its
+/// depth in the tree over the boundaries (level 1 for the coarsest), values
+/// outside regions level 1, and the values inside regions `inner` (kNotKept
+/// or kTransient). A recomputation for a backward op then re-creates and
+/// holds only the checkpoints of the segments it passes through (Revolve's
+/// schedule, roughly), and nothing is held through the loss's own backward:
+/// the plans near a memory floor that the loss's backward sets.
+Candidate hierarchicalRegionCandidate(const RematProblem &problem,
+                                      const ForwardInfo &info, int base,
+                                      int inner);
+
 /// The MILP with an optional incumbent (a plan from PlanBuilder).
 RematPlan solveMilp(const RematProblem &problem, const MilpOptions &options,
                     const RematPlan *warm);
