@@ -95,6 +95,26 @@ double seconds(std::chrono::steady_clock::time_point since) {
       .count();
 }
 
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kInstrumented = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kInstrumented = true;
+#else
+constexpr bool kInstrumented = false;
+#endif
+#else
+constexpr bool kInstrumented = false;
+#endif
+
+/// The scale tests' wall-clock limits guard against a pathological
+/// slowdown (the figures themselves are printed, not asserted). An
+/// AddressSanitizer build on two busy cores runs several times slower: the
+/// 100k-buffer planMemory took 31.2 s there against its 30 s limit.
+double wallClockLimit(double seconds) {
+  return kInstrumented ? 4 * seconds : seconds;
+}
+
 /// Sizes log-uniform from 1 byte to `maxBytes`.
 int64_t randomBytes(std::mt19937_64 &rng, int64_t maxBytes) {
   std::uniform_real_distribution<double> u(0.0, std::log((double)maxBytes));
@@ -600,7 +620,7 @@ TEST(MemoryPlanScale, HundredThousandBuffers) {
   EXPECT_EQ(single.arenaBytes, candidates.front().arenaBytes);
   EXPECT_GE(plan.arenaBytes, plan.lowerBoundBytes);
   EXPECT_LE(plan.ratio(), 1.10) << describePlan(plan);
-  EXPECT_LT(all, 30.0); // generous: shared machines, unoptimised builds
+  EXPECT_LT(all, wallClockLimit(30.0)); // generous: shared machines
 }
 
 TEST(MemoryPlanScale, HundredThousandBufferTrainingStep) {
@@ -621,5 +641,5 @@ TEST(MemoryPlanScale, HundredThousandBufferTrainingStep) {
               b.size(), candidates.size(), all, verify,
               describePlan(plan).c_str());
   EXPECT_LE(plan.ratio(), 1.02) << describePlan(plan);
-  EXPECT_LT(all, 60.0);
+  EXPECT_LT(all, wallClockLimit(60.0));
 }
