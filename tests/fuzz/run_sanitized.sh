@@ -2,9 +2,10 @@
 # Builds remat with clang + AddressSanitizer + UBSan into BUILD_DIR, runs
 # every unit-test binary there (the list CMake writes to
 # unit-test-binaries.txt), runs the lit suite with the instrumented remat-opt
-# and remat-run, plans and generates code for two models (planner and
-# emitters under ASan), then fuzzes the ONNX importer (seeded with the test
-# models) for FUZZ_SECONDS (default 20).
+# and remat-run (less the tests that repeat auto's searches), plans and
+# generates code for two models (planner and emitters under ASan), then
+# fuzzes the ONNX importer (seeded with the test models) for FUZZ_SECONDS
+# (default 20).
 # Usage: run_sanitized.sh SOURCE_DIR BUILD_DIR PYTHON LIT_PY
 set -euo pipefail
 src=$1
@@ -37,10 +38,19 @@ for test in "${unit_tests[@]}"; do
 done
 
 # The lit suite runs the tools it finds in this tree: instrumented. Except
-# arena-near-bound (~100 plans, the Llama-7B shape's among them: 17 minutes
-# under ASan on 2 busy cores); GPT-2 small's plan below stands in for it.
+# the tests whose time goes to auto's searches over and over (impossible
+# budgets, each a floor search; budget sweeps), which the unsanitized suite
+# runs in full: arena-near-bound (~100 plans, the Llama-7B shape's among
+# them: 17 minutes under ASan on 2 busy cores), plan-explorer (1614 s),
+# report (1163 s), plan-views (819 s), resnet-floor (503 s), floor (474 s)
+# and compiler-explorer (471 s), 84 minutes of ASan time on a loaded
+# machine. GPT-2 small's floor search below stands in for their searches;
+# the paths of their own (views, reports, refusals, MLIR input) run once
+# each after the suite.
+heavy='arena-near-bound|plan-explorer|planning/report|plan-views|resnet-floor'
+heavy+='|planning/floor|compiler-explorer'
 echo "sanitized: lit"
-"$python" "$lit" -s --filter-out 'arena-near-bound' "$build/tests/lit"
+"$python" "$lit" -s --filter-out "$heavy" "$build/tests/lit"
 
 # Planning and code generation: import, autodiff, auto/sqrt plans, the
 # memory-plan verifier and the C++/CUDA emitters, all instrumented.
@@ -54,6 +64,29 @@ rm -rf "$emit"
 # A 932-op step: auto's grouped search, the arena search and the floor search.
 "$build/bin/remat-opt" "$src/tests/fixtures/scale/gpt2_small/model_loss.onnx" \
   --budget 6GB --target h100 --report-floor > /dev/null
+# The views, reports and refusals of the lit tests left out above.
+cnn=$src/tests/models/pytorch/cnn/loss/model.onnx
+"$build/bin/remat-opt" "$cnn" --budget 520KB --target cpu --strategy sqrt \
+  --emit=html --compare budget=500KB,budget=560KB --sweep-points 2 \
+  -o "$emit/cnn.html" 2> /dev/null
+for view in plan json; do
+  "$build/bin/remat-opt" "$cnn" --budget 520KB --target cpu --strategy sqrt \
+    --emit=$view > "$emit/cnn.$view"
+done
+"$build/bin/remat-opt" "$cnn" --budget 1MB --target cpu --precision bf16 \
+  > /dev/null
+status=0
+"$build/bin/remat-opt" "$src/tests/fixtures/mlp/loss/model.onnx" --budget 1KB \
+  --target cpu > /dev/null 2> "$emit/refusal.log" || status=$?
+if [ "$status" -ne 2 ]; then
+  tail -40 "$emit/refusal.log"
+  echo "remat-opt exits $status on an impossible budget, not 2"
+  exit 1
+fi
+"$build/bin/remat-opt" "$src/tests/fixtures/gpt2_tiny/loss/model.onnx" \
+  > "$emit/gpt2_tiny.mlir"
+"$build/bin/remat-opt" --budget 14MB --target cpu "$emit/gpt2_tiny.mlir" \
+  -o "$emit/gpt2_tiny.planned.mlir"
 
 corpus=$build/fuzz-corpus
 mkdir -p "$corpus"
