@@ -1,5 +1,4 @@
-//===- AutoStrategy.cpp - The default rematerialization strategy
-//-----------===//
+//===- AutoStrategy.cpp - The default rematerialization strategy -----------===//
 //
 // A search over checkpoint plans, every candidate built by PlanBuilder and
 // scored by simulate() (so a plan's peak is exact, not estimated):
