@@ -95,14 +95,8 @@ double seconds(std::chrono::steady_clock::time_point since) {
       .count();
 }
 
-#if defined(__SANITIZE_ADDRESS__)
+#ifdef REMAT_SANITIZED // the build's REMAT_SANITIZE option
 constexpr bool kInstrumented = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kInstrumented = true;
-#else
-constexpr bool kInstrumented = false;
-#endif
 #else
 constexpr bool kInstrumented = false;
 #endif
