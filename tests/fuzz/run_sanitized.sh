@@ -56,16 +56,16 @@ echo "sanitized: lit"
 # memory-plan verifier and the C++/CUDA emitters, all instrumented.
 emit=$build/asan-emit
 rm -rf "$emit"
-"$build/bin/remat-opt" "$src/tests/fixtures/gpt2_tiny/loss/model.onnx" \
-  --budget 15MB --target cpu --optimizer adam --emit=cuda -o "$emit/gpt2_tiny"
-"$build/bin/remat-opt" "$src/tests/models/pytorch/cnn/loss/model.onnx" \
-  --budget 400KB --target cpu --optimizer sgd --strategy sqrt --emit=cpp \
-  -o "$emit/cnn"
+cnn=$src/tests/models/pytorch/cnn/loss/model.onnx
+gpt2_tiny=$src/tests/fixtures/gpt2_tiny/loss/model.onnx
+"$build/bin/remat-opt" "$gpt2_tiny" --budget 15MB --target cpu --optimizer adam \
+  --emit=cuda -o "$emit/gpt2_tiny"
+"$build/bin/remat-opt" "$cnn" --budget 400KB --target cpu --optimizer sgd \
+  --strategy sqrt --emit=cpp -o "$emit/cnn"
 # A 932-op step: auto's grouped search, the arena search and the floor search.
 "$build/bin/remat-opt" "$src/tests/fixtures/scale/gpt2_small/model_loss.onnx" \
   --budget 6GB --target h100 --report-floor > /dev/null
 # The views, reports and refusals of the lit tests left out above.
-cnn=$src/tests/models/pytorch/cnn/loss/model.onnx
 "$build/bin/remat-opt" "$cnn" --budget 520KB --target cpu --strategy sqrt \
   --emit=html --compare budget=500KB,budget=560KB --sweep-points 2 \
   -o "$emit/cnn.html" 2> /dev/null
@@ -83,8 +83,7 @@ if [ "$status" -ne 2 ]; then
   echo "remat-opt exits $status on an impossible budget, not 2"
   exit 1
 fi
-"$build/bin/remat-opt" "$src/tests/fixtures/gpt2_tiny/loss/model.onnx" \
-  > "$emit/gpt2_tiny.mlir"
+"$build/bin/remat-opt" "$gpt2_tiny" > "$emit/gpt2_tiny.mlir"
 "$build/bin/remat-opt" --budget 14MB --target cpu "$emit/gpt2_tiny.mlir" \
   -o "$emit/gpt2_tiny.planned.mlir"
 
