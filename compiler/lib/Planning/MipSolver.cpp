@@ -113,6 +113,10 @@ MipResult solveMip(const MipModel &model, const MipOptions &options) {
                                    // infeasible; the models are small and
                                    // tight enough without it.
                                    "-preprocess", "off"};
+  if (!options.feasibilityPump) {
+    args.push_back("-feasibilityPump");
+    args.push_back("off");
+  }
   if (options.maxNodes >= 0) {
     args.push_back("-maxNodes");
     args.push_back(std::to_string(options.maxNodes));

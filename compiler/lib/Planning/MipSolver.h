@@ -48,6 +48,12 @@ struct MipOptions {
   int logLevel = 0;
   /// A first incumbent, by column name (integer columns).
   std::vector<std::pair<std::string, double>> start;
+  /// CBC's feasibility pump, a heuristic for incumbents. On the step-time
+  /// relaxation with recomputation chains, CBC 2.10's pump after probing
+  /// aborted in CLP (the `lowerValue <= upperValue' assertion of
+  /// ClpNonLinearCost::checkInfeasibilities); a search that wants a bound
+  /// turns it off.
+  bool feasibilityPump = true;
 };
 
 struct MipResult {

@@ -30,6 +30,16 @@
 // recomputations, and values recomputed more than once between two of the
 // chosen steps.
 //
+// With recomputationChains, the count is per interval between consecutive
+// chosen steps instead (y[i][v]: v computed again at least once in interval
+// i), bounded by two more facts of every plan, for values of one result:
+// a value absent at a step and read by a node whose first run lies before
+// the next step is computed in between (even if dropped again by then); and
+// a value computed again in an interval reads its inputs there, so an input
+// absent at the interval's start is computed in it too. The second fact
+// chains a recomputation back to the values present, as a plan's
+// recomputation does.
+//
 // Only steps where the schedule without recomputation is over the budget can
 // constrain anything; of those the most loaded ones, one per distinct set of
 // needed values, enter the model (StepTimeBoundOptions::maxSteps). Leaving
@@ -300,13 +310,97 @@ bool addStep(const RematProblem &problem, const ScheduleFacts &f, int t,
   return true;
 }
 
+/// The recomputation counts per interval between consecutive chosen steps
+/// (the file comment's recomputationChains): y[i][v] >= 0, of v's cost, is
+/// "v is computed again in (steps[i], steps[i+1]]", the last interval
+/// running to the end of the schedule.
+void addRecomputationChains(
+    const RematProblem &problem, const ScheduleFacts &f,
+    std::vector<std::vector<std::pair<int, int>>> &absentAt, Relaxation &m) {
+  const auto &nodes = problem.nodes;
+  const double inf = std::numeric_limits<double>::infinity();
+  std::vector<int> steps;
+  for (int v = 0; v < f.n; ++v)
+    for (auto [t, col] : absentAt[v])
+      steps.push_back(t);
+  std::sort(steps.begin(), steps.end());
+  steps.erase(std::unique(steps.begin(), steps.end()), steps.end());
+  const int k = static_cast<int>(steps.size());
+  auto stepIndex = [&](int t) {
+    return static_cast<int>(std::lower_bound(steps.begin(), steps.end(), t) -
+                            steps.begin());
+  };
+  // z[i][v]: v's absence column at steps[i]; -1 where it has none, which
+  // for a value of one result means present there (an input of the step)
+  // or read no more.
+  std::vector<std::vector<int>> z(k, std::vector<int>(f.n, -1));
+  std::vector<int> firstInterval(f.n, k);
+  m.zAt.assign(f.n, {});
+  for (int v = 0; v < f.n; ++v) {
+    auto &at = absentAt[v];
+    std::sort(at.begin(), at.end());
+    for (auto [t, col] : at) {
+      m.zAt[v].push_back(col);
+      z[stepIndex(t)][v] = col;
+    }
+    if (!at.empty())
+      firstInterval[v] = stepIndex(at.front().first);
+  }
+  auto single = [&](int v) { return f.results[v].size() == 1; };
+  // Made when a row names it (a column in no row is 0 at the optimum, and
+  // CBC's probing once aborted on such columns' bounds).
+  std::vector<std::vector<int>> y(k, std::vector<int>(f.n, -1));
+  auto yAt = [&](int i, int v) {
+    if (y[i][v] < 0)
+      y[i][v] = m.addColumn(
+          0, inf, std::max(0.0, nodes[v].seconds / m.timeScale), false);
+    return y[i][v];
+  };
+  for (int v = 0; v < f.n; ++v)
+    for (int i = firstInterval[v]; i < k; ++i) {
+      if (z[i][v] < 0)
+        continue;
+      // Absent at steps[i], present at its next step: computed in between.
+      // A value of several results may be read at a step for one result
+      // while another stays absent, so its span runs to its next column.
+      std::vector<std::pair<int, double>> terms = {{yAt(i, v), 1},
+                                                   {z[i][v], -1}};
+      int next = i + 1;
+      if (!single(v))
+        for (; next < k && z[next][v] < 0; ++next)
+          terms.push_back({yAt(next, v), 1});
+      if (next < k)
+        terms.push_back({z[next][v], 1});
+      m.addRow(terms, 0, inf);
+      if (!single(v))
+        continue;
+      // Absent at steps[i] and read before steps[i+1]: computed in between.
+      const int end = i + 1 < k ? steps[i + 1] : f.n;
+      auto reader =
+          std::upper_bound(f.users[v].begin(), f.users[v].end(), steps[i]);
+      if (reader != f.users[v].end() && *reader < end)
+        m.addRow({{y[i][v], 1}, {z[i][v], -1}}, 0, inf);
+    }
+  // Computed again in interval i: its inputs of one result absent at
+  // steps[i] are too. Consumers before producers, so that an input's column
+  // made here gets its own inputs' rows.
+  for (int i = 0; i < k; ++i)
+    for (int v = f.n - 1; v >= 0; --v) {
+      if (y[i][v] < 0)
+        continue;
+      for (int u : nodes[v].inputs)
+        if (z[i][u] >= 0 && single(u))
+          m.addRow({{yAt(i, u), 1}, {y[i][v], -1}, {z[i][u], -1}}, -1, inf);
+    }
+}
+
 /// The relaxation over the candidate steps, taken in order while the model
 /// stays within maxColumns (at least one step). Returns false when a step
 /// proves that no plan fits.
 bool buildRelaxation(const RematProblem &problem, const ScheduleFacts &f,
                      const std::vector<int> &candidates,
                      const std::vector<int64_t> &memory, int maxColumns,
-                     Relaxation &m) {
+                     bool chains, Relaxation &m) {
   const auto &nodes = problem.nodes;
   const double inf = std::numeric_limits<double>::infinity();
   for (const Node &node : nodes) {
@@ -322,25 +416,29 @@ bool buildRelaxation(const RematProblem &problem, const ScheduleFacts &f,
     if (!addStep(problem, f, t, memory[t], m, absentAt))
       return false;
   }
-  // Recomputation counts, over each value's steps in schedule order.
-  m.zAt.assign(f.n, {});
-  for (int v = 0; v < f.n; ++v) {
-    auto &at = absentAt[v];
-    std::sort(at.begin(), at.end());
-    for (auto [t, col] : at)
-      m.zAt[v].push_back(col);
-    const double cost = nodes[v].seconds / m.timeScale;
-    if (cost <= 0)
-      continue;
-    const auto &zs = m.zAt[v];
-    for (size_t i = 0; i < zs.size(); ++i) {
-      int r = m.addColumn(0, inf, cost, false);
-      if (i + 1 < zs.size())
-        m.addRow({{r, 1}, {zs[i], -1}, {zs[i + 1], 1}}, 0, inf);
-      else
-        m.addRow({{r, 1}, {zs[i], -1}}, 0, inf);
+  if (!chains) {
+    // Recomputation counts, over each value's steps in schedule order.
+    m.zAt.assign(f.n, {});
+    for (int v = 0; v < f.n; ++v) {
+      auto &at = absentAt[v];
+      std::sort(at.begin(), at.end());
+      for (auto [t, col] : at)
+        m.zAt[v].push_back(col);
+      const double cost = nodes[v].seconds / m.timeScale;
+      if (cost <= 0)
+        continue;
+      const auto &zs = m.zAt[v];
+      for (size_t i = 0; i < zs.size(); ++i) {
+        int r = m.addColumn(0, inf, cost, false);
+        if (i + 1 < zs.size())
+          m.addRow({{r, 1}, {zs[i], -1}, {zs[i + 1], 1}}, 0, inf);
+        else
+          m.addRow({{r, 1}, {zs[i], -1}}, 0, inf);
+      }
     }
+    return true;
   }
+  addRecomputationChains(problem, f, absentAt, m);
   return true;
 }
 
@@ -371,8 +469,9 @@ StepTimeBound boundStepTime(const RematProblem &problem,
   if (candidates.empty())
     return done("the schedule without recomputation fits");
   Relaxation m;
-  const bool possible = buildRelaxation(problem, facts, candidates, memory,
-                                        options.maxColumns, m);
+  const bool possible =
+      buildRelaxation(problem, facts, candidates, memory, options.maxColumns,
+                      options.recomputationChains, m);
   bound.steps = m.steps;
   bound.columns = m.numColumns();
   bound.rows = m.numRows();
@@ -414,6 +513,7 @@ StepTimeBound boundStepTime(const RematProblem &problem,
     MipOptions mip;
     mip.maxNodes = options.branchNodes;
     mip.seconds = options.branchSeconds;
+    mip.feasibilityPump = !options.recomputationChains;
     MipResult result = solveMip(m, mip);
     if (result.provenInfeasible) {
       bound.infeasible = true;

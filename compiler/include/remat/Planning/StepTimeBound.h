@@ -44,6 +44,13 @@ struct StepTimeBoundOptions {
   int branchNodes = 50;
   int branchMaxColumns = 4000;
   double branchSeconds = 0.25;
+  /// Also count recomputations between the chosen steps, per interval: a
+  /// value absent at a step and read before the next one, and the inputs of
+  /// a value recomputed in an interval that are absent at its start
+  /// (StepTimeBound.cpp). A bound never lower, from a model about 1.4x the
+  /// rows; its LP solution differs too, so auto uses it as a second opinion
+  /// (AutoOptions::chainSearchAboveGap) rather than for its first seeds.
+  bool recomputationChains = false;
 };
 
 struct StepTimeBound {
