@@ -270,6 +270,8 @@ FailureOr<PlanReport> planTrainStep(func::FuncOp func, const CostModel &costMode
   plan::RematPlan chosen;
   plan::StrategyOptions strategyOptions = options.strategyOptions;
   strategyOptions.autoOptions.relaxedSolution = bound.absence;
+  if (!bound.infeasible)
+    strategyOptions.autoOptions.relaxedBoundSeconds = bound.seconds;
   int64_t workPool = 3 * strategyOptions.autoOptions.workLimit;
   // When the step without recomputation fits, it is the fastest plan there
   // is: auto and the MILP take it (their searches count the batch inputs as

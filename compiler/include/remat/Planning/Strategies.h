@@ -96,6 +96,15 @@ struct AutoOptions {
   /// The relaxation also solved at these fractions of the budget's memory
   /// above the fixed bytes (its LP alone), for more seeds.
   std::vector<double> lowerHintBudgets = {0.97, 0.93};
+  /// The step time of the bound whose solution relaxedSolution is (0: not
+  /// known; auto's own bound then).
+  double relaxedBoundSeconds = 0;
+  /// On graphs with per-value search, when the best plan fits and is more
+  /// than this far above the bound (as a fraction of it): solve the
+  /// relaxation with recomputation chains too (a bound never lower,
+  /// returned in RematPlan::bound when higher) and search once more from
+  /// its solution. Negative: never.
+  double chainSearchAboveGap = 0.01;
   /// On graphs with per-value search (perValueSearchNodes), when no plan
   /// fits: this many more local searches, each with other perturbations and
   /// a work limit of its own (so the memory floor, found with a 1-byte
