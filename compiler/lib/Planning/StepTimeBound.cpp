@@ -316,7 +316,8 @@ bool addStep(const RematProblem &problem, const ScheduleFacts &f, int t,
 /// running to the end of the schedule.
 void addRecomputationChains(
     const RematProblem &problem, const ScheduleFacts &f,
-    std::vector<std::vector<std::pair<int, int>>> &absentAt, Relaxation &m) {
+    const std::vector<std::vector<std::pair<int, int>>> &absentAt,
+    Relaxation &m) {
   const auto &nodes = problem.nodes;
   const double inf = std::numeric_limits<double>::infinity();
   std::vector<int> steps;
@@ -335,16 +336,11 @@ void addRecomputationChains(
   // or read no more.
   std::vector<std::vector<int>> z(k, std::vector<int>(f.n, -1));
   std::vector<int> firstInterval(f.n, k);
-  m.zAt.assign(f.n, {});
   for (int v = 0; v < f.n; ++v) {
-    auto &at = absentAt[v];
-    std::sort(at.begin(), at.end());
-    for (auto [t, col] : at) {
-      m.zAt[v].push_back(col);
+    for (auto [t, col] : absentAt[v])
       z[stepIndex(t)][v] = col;
-    }
-    if (!at.empty())
-      firstInterval[v] = stepIndex(at.front().first);
+    if (!absentAt[v].empty())
+      firstInterval[v] = stepIndex(absentAt[v].front().first);
   }
   auto single = [&](int v) { return f.results[v].size() == 1; };
   // Made when a row names it (a column in no row is 0 at the optimum, and
@@ -416,29 +412,31 @@ bool buildRelaxation(const RematProblem &problem, const ScheduleFacts &f,
     if (!addStep(problem, f, t, memory[t], m, absentAt))
       return false;
   }
-  if (!chains) {
-    // Recomputation counts, over each value's steps in schedule order.
-    m.zAt.assign(f.n, {});
-    for (int v = 0; v < f.n; ++v) {
-      auto &at = absentAt[v];
-      std::sort(at.begin(), at.end());
-      for (auto [t, col] : at)
-        m.zAt[v].push_back(col);
-      const double cost = nodes[v].seconds / m.timeScale;
-      if (cost <= 0)
-        continue;
-      const auto &zs = m.zAt[v];
-      for (size_t i = 0; i < zs.size(); ++i) {
-        int r = m.addColumn(0, inf, cost, false);
-        if (i + 1 < zs.size())
-          m.addRow({{r, 1}, {zs[i], -1}, {zs[i + 1], 1}}, 0, inf);
-        else
-          m.addRow({{r, 1}, {zs[i], -1}}, 0, inf);
-      }
-    }
+  // Each value's absence columns in schedule order.
+  m.zAt.assign(f.n, {});
+  for (int v = 0; v < f.n; ++v) {
+    std::sort(absentAt[v].begin(), absentAt[v].end());
+    for (auto [t, col] : absentAt[v])
+      m.zAt[v].push_back(col);
+  }
+  if (chains) {
+    addRecomputationChains(problem, f, absentAt, m);
     return true;
   }
-  addRecomputationChains(problem, f, absentAt, m);
+  // Recomputation counts, over each value's steps.
+  for (int v = 0; v < f.n; ++v) {
+    const double cost = nodes[v].seconds / m.timeScale;
+    if (cost <= 0)
+      continue;
+    const auto &zs = m.zAt[v];
+    for (size_t i = 0; i < zs.size(); ++i) {
+      int r = m.addColumn(0, inf, cost, false);
+      if (i + 1 < zs.size())
+        m.addRow({{r, 1}, {zs[i], -1}, {zs[i + 1], 1}}, 0, inf);
+      else
+        m.addRow({{r, 1}, {zs[i], -1}}, 0, inf);
+    }
+  }
   return true;
 }
 
