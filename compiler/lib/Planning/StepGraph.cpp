@@ -155,23 +155,32 @@ StepGraph buildStepGraph(func::FuncOp func, const CostModel &costModel,
   for (BlockArgument arg : func.getArguments()) {
     if (roles.persistent.contains(arg))
       continue;
-    int lastReader = -1;
+    plan::PartTimeBytes part;
+    part.bytes = tensorBytes(arg.getType(), alignment);
+    bool returnedInput = false;
     std::function<void(Value)> readers = [&](Value v) {
       for (Operation *user : v.getUsers()) {
-        if (auto reshape = dyn_cast<ReshapeOp>(user))
+        if (auto reshape = dyn_cast<ReshapeOp>(user)) {
           readers(reshape.getResult());
-        else if (auto it = graph.nodeOf.find(user); it != graph.nodeOf.end())
-          lastReader = std::max(lastReader, it->second);
-        else if (isa<func::ReturnOp>(user))
-          lastReader = static_cast<int>(graph.ops.size()) - 1;
+        } else if (auto it = graph.nodeOf.find(user);
+                   it != graph.nodeOf.end()) {
+          part.lastReader = std::max(part.lastReader, it->second);
+          if (!llvm::is_contained(part.readers, it->second))
+            part.readers.push_back(it->second);
+        } else if (isa<func::ReturnOp>(user)) {
+          returnedInput = true;
+        }
       }
     };
     readers(arg);
-    graph.problem.partTimeFixedBytes.push_back(
-        {tensorBytes(arg.getType(), alignment), lastReader});
+    if (returnedInput) {
+      part.lastReader = static_cast<int>(graph.ops.size()) - 1;
+      part.readers.clear();
+    }
+    graph.problem.partTimeFixedBytes.push_back(std::move(part));
   }
   if (returnedBytes > 0)
-    graph.problem.partTimeFixedBytes.push_back({returnedBytes, -1});
+    graph.problem.partTimeFixedBytes.push_back({returnedBytes, -1, {}});
   // In-place sharing, as the memory profile decides it (InPlace.h): a
   // result (an elementwise op's first, a row-wise op's of its first
   // operand's type; at most one per op) over an operand produced by another

@@ -170,8 +170,8 @@ std::vector<int64_t> memoryAtSteps(const RematProblem &problem) {
   const int n = static_cast<int>(problem.nodes.size());
   std::vector<int64_t> memory(n, problem.budgetBytes - problem.fixedBytes);
   std::vector<int64_t> delta(n + 1, 0);
-  for (auto [bytes, lastReader] : problem.partTimeFixedBytes)
-    delta[std::clamp(lastReader + 1, 0, n)] += bytes;
+  for (const PartTimeBytes &part : problem.partTimeFixedBytes)
+    delta[std::clamp(part.lastReader + 1, 0, n)] += part.bytes;
   int64_t slack = 0;
   for (int t = 0; t < n; ++t) {
     slack += delta[t];

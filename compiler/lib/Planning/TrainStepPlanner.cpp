@@ -274,8 +274,8 @@ FailureOr<PlanReport> planTrainStep(func::FuncOp func, const CostModel &costMode
     strategyOptions.autoOptions.relaxedBoundSeconds = bound.seconds;
   int64_t workPool = 3 * strategyOptions.autoOptions.workLimit;
   // When the step without recomputation fits, it is the fastest plan there
-  // is: auto and the MILP take it (their searches count the batch inputs as
-  // live throughout, and could miss it at a budget of exactly its peak).
+  // is: auto and the MILP take it (their searches need not find it at a
+  // budget of exactly its peak).
   const bool takeBaseline =
       report.baselinePeakBytes <= options.budgetBytes &&
       (options.strategy == plan::Strategy::Auto ||

@@ -7,8 +7,13 @@ Finds the model's baseline peak (`--strategy none` at 1TB) and its memory
 floor (minimum_feasible_bytes of a plan at a 1-byte budget), then plans
 with every strategy at five budgets from the floor to the baseline and
 checks arena_bytes <= MAX_RATIO * lower_bound_bytes for each plan that
-fits. Prints one line per plan (with the ratio) and a summary line for
-FileCheck; exits 1 when a plan misses.
+fits. Also checks that the strategies' simulated peak is the live peak of
+the planned step as the memory profile measures it on the IR (persistent +
+workspace + lower_bound_bytes): higher, the search turns down plans whose
+arena fits (near the floor, where it then minimises the peak instead of
+the time); lower, it takes plans whose arena cannot fit. Prints one line
+per plan (with the ratio) and a summary line for FileCheck; exits 1 when a
+plan misses.
 """
 
 import os
@@ -28,6 +33,12 @@ def main():
     for budget in budgets:
         for strategy in ("auto", "sqrt", "all", "none"):
             report = plan(remat_opt, model, budget, strategy, extra)
+            live = (report["persistent_bytes"] + report["workspace_bytes"] +
+                    report["lower_bound_bytes"])
+            if report["simulated_peak_bytes"] != live:
+                misses += 1
+                print("budget %d %-4s simulated peak %d, live peak %d: MISSED" %
+                      (budget, strategy, report["simulated_peak_bytes"], live))
             if not report["feasible"]:
                 continue
             plans += 1

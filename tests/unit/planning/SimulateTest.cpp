@@ -199,6 +199,27 @@ TEST(Simulate, ResultsOfOneNodeLiveApart) {
       << error;
 }
 
+TEST(Simulate, BatchInputsDieAfterTheirLastRead) {
+  // A batch input x (5 bytes, among the fixed bytes) read by a (40); a ->
+  // b -> c, backward gc(c, b) and ga(gc, a). Live bytes by hand:
+  //   no recomputation: x+a 45, a+b 50, a+b+c 60, a+b+c+gc 70, a+gc+ga 60;
+  //   a recomputed for ga: 45, x+a+b 55, x+b+c 25, x+b+c+gc 35, x+gc+a 55,
+  //   gc+a+ga 60 (x lives until a's second run reads it).
+  RematProblem p;
+  p.nodes = {node("a", 40, {}), node("b", 10, {0}), node("c", 10, {1}),
+             node("gc", 10, {2, 1}, 1, false),
+             node("ga", 10, {3, 0}, 1, false)};
+  p.graphOutputs = {4};
+  p.fixedBytes = 5;
+  p.partTimeFixedBytes = {{5, /*lastReader=*/0, /*readers=*/{0}}};
+  EXPECT_EQ(run(p, {0, 1, 2, 3, 4}).peakBytes, 70);
+  EXPECT_EQ(run(p, {0, 1, 2, 3, 0, 4}).peakBytes, 60);
+  // Without readers (an input the step returns): live throughout.
+  p.partTimeFixedBytes[0].readers.clear();
+  EXPECT_EQ(run(p, {0, 1, 2, 3, 4}).peakBytes, 75);
+  EXPECT_EQ(run(p, {0, 1, 2, 3, 0, 4}).peakBytes, 65);
+}
+
 TEST(Simulate, RejectsAnInPlaceInputThatIsNotAnInput) {
   RematProblem p = inPlaceProblem(false);
   p.nodes[2].inPlaceInputs = {{0, 0}};

@@ -69,6 +69,19 @@ struct Node {
 std::vector<int> resultsRead(const std::vector<Node> &nodes,
                              const Node &reader, int input);
 
+/// Bytes among RematProblem::fixedBytes that are not live for the whole
+/// step.
+struct PartTimeBytes {
+  int64_t bytes = 0;
+  /// The last node (in schedule order) that reads them: -1 when they may be
+  /// dead at any step (a returned result, live only from its op on).
+  int lastReader = -1;
+  /// The nodes that read them (a batch input): dead after the last
+  /// occurrence of any of these in a plan. Empty: live throughout, as far as
+  /// simulate() knows (a returned result, or an input the step returns).
+  std::vector<int> readers;
+};
+
 /// The problem: nodes in schedule order (a topological order), the bytes
 /// that are live throughout (persistent state and workspace, counted against
 /// the budget but not schedulable), and the budget.
@@ -79,12 +92,14 @@ struct RematProblem {
   int64_t fixedBytes = 0;
   int64_t budgetBytes = 0;
   /// Parts of fixedBytes that the runtime's arena holds for only part of the
-  /// step (the batch inputs until their last read, returned results from
-  /// their op on), with the last node that reads each: -1 when it may be dead
-  /// at any step. simulate() counts them throughout, which never undercounts;
-  /// the step-time bound subtracts them where they may be dead, so that it
-  /// covers every plan whose arena fits (StepTimeBound.h).
-  std::vector<std::pair<int64_t, int>> partTimeFixedBytes;
+  /// step: the batch inputs until their last read, returned results from
+  /// their op on (PartTimeBytes). simulate() counts a batch input until the
+  /// last occurrence of a node that reads it, as the arena does (a
+  /// recomputed embedding reads its token ids again in the backward pass),
+  /// and anything else throughout, which never undercounts; the step-time
+  /// bound subtracts them where they may be dead, so that it covers every
+  /// plan whose arena fits (StepTimeBound.h).
+  std::vector<PartTimeBytes> partTimeFixedBytes;
 };
 
 /// `problem` on coarse estimates: without what the strategies know of
