@@ -1,4 +1,5 @@
-//===- MilpStrategy.cpp - Checkmate's MILP, solved with CBC ----------------===//
+//===- MilpStrategy.cpp - Checkmate's MILP, solved with CBC
+//----------------===//
 //
 // Jain et al., "Checkmate: Breaking the Memory Wall with Optimal Tensor
 // Rematerialization" (MLSys 2020), in its frontier-advancing form with one
@@ -18,20 +19,30 @@
 //   Z[t][k]  in [0,1] node k writes its result over an in-place input
 //                     (Node::inPlaceInputs) freed right after it, which
 //                     takes inPlaceBytes_k off U[t][k] (and only U[t][k])
+//   I[t][a]  in [0,1] batch input a (RematProblem::partTimeFixedBytes with
+//                     readers) is live at the start of stage t (I[0] = 1)
+//   G[t][a][k] in [0,1] input a is freed right after its reader k in
+//                     stage t (as F: k runs, no later reader of a runs in
+//                     stage t, I[t+1][a] = 0)
 //
 //   R[t][k] <= R[t][j] + S[t][s]          for each result s of j that k reads
 //   S[t+1][s] <= R[t][i] + S[t][s]        (s a result of i)
-//   U[t][k0] = sum_s b_s S[t][s] + b_k0 R[t][k0]
-//   U[t][k]  = U[t][k'] - sum_s b_s F[t][s][k'] + b_k R[t][k]  (k' before k)
-//              - p_k Z[t][k] + p_k' Z[t][k']
+//   R[t][k] <= I[t][a]  <=  I[t-1][a]      for each input a that k reads
+//   U[t][k0] = sum_s b_s S[t][s] + sum_a b_a I[t][a] + b_k0 R[t][k0]
+//   U[t][k]  = U[t][k'] - sum_s b_s F[t][s][k'] - sum_a b_a G[t][a][k']
+//              + b_k R[t][k] - p_k Z[t][k] + p_k' Z[t][k']  (k' before k)
 //   Z[t][k] <= sum F[t][s][k] over the slots s k may write over in place
 //   minimise sum_t sum_i seconds_i R[t][i]
 //
 // This accounting never undercounts the live bytes of the sequence the
 // solution converts to (stage by stage, recomputations in index order), and
 // is exact for plans that drop values right after their last read, so a
-// solution within the budget simulates within the budget. F and Z can be
-// continuous: for integral R and S their upper bounds are 0 or 1.
+// solution within the budget simulates within the budget. F, Z, I and G can
+// be continuous: for integral R and S their bounds are 0 or 1 (the memory
+// rows push I down to "a reader runs in this stage or later"). The batch
+// inputs die after their last read as in simulate() and the arena; counted
+// throughout instead, CBC's bound would not hold for the plans that use
+// that memory.
 //
 //===----------------------------------------------------------------------===//
 
@@ -126,6 +137,14 @@ struct MilpModel : MipModel {
   // zFree[t][j]: Z[t][j] needs no free column, its input being dead after
   // the stage's own node anyway.
   std::vector<std::vector<char>> zFree;
+  // The batch inputs that die after their last read (I and G above).
+  struct Input {
+    int64_t bytes = 0;
+    std::vector<int> readers;        // increasing
+    std::vector<int> I;              // I[t], t = 0..n-1
+    std::vector<std::vector<int>> G; // G[t][j], after stageNodes[t][j]
+  };
+  std::vector<Input> inputs;
   double byteScale = 1, timeScale = 1, memLimit = 0;
 };
 
@@ -160,10 +179,22 @@ MilpModel buildModel(const RematProblem &problem, const ForwardInfo &info,
   }
   m.byteScale = static_cast<double>(maxBytes);
   m.timeScale = maxSeconds > 0 ? maxSeconds : 1;
+  // The batch inputs that die after their last read are counted in U, not
+  // among the fixed bytes.
+  int64_t inputBytes = 0;
+  for (const PartTimeBytes &part : problem.partTimeFixedBytes)
+    if (!part.readers.empty() && part.bytes > 0) {
+      MilpModel::Input input;
+      input.bytes = part.bytes;
+      input.readers = part.readers;
+      std::sort(input.readers.begin(), input.readers.end());
+      m.inputs.push_back(std::move(input));
+      inputBytes += part.bytes;
+    }
   if (problem.budgetBytes > 0)
-    m.memLimit =
-        static_cast<double>(problem.budgetBytes - problem.fixedBytes) /
-        m.byteScale;
+    m.memLimit = static_cast<double>(problem.budgetBytes - problem.fixedBytes +
+                                     inputBytes) /
+                 m.byteScale;
   else
     m.memLimit = inf;
   auto nodeBytes = [&](int v) {
@@ -312,6 +343,47 @@ MilpModel buildModel(const RematProblem &problem, const ForwardInfo &info,
     return static_cast<double>(nodes[k].inPlaceBytes) / m.byteScale;
   };
 
+  // Batch inputs: live from the start, and at a stage's start while a
+  // reader runs in it; freed right after a reader when no later one runs.
+  for (MilpModel::Input &a : m.inputs) {
+    const std::string name = std::to_string(&a - m.inputs.data());
+    a.I.assign(n, -1);
+    a.G.assign(n, {});
+    for (int t = 0; t < n; ++t) {
+      a.I[t] = m.addColumn(t == 0 ? 1 : 0, 1, 0, false,
+                           "I_" + std::to_string(t) + "_" + name);
+      if (t > 0)
+        m.addRow({{a.I[t], 1}, {a.I[t - 1], -1}}, -inf, 0);
+    }
+    auto isReader = [&](int k) {
+      return std::binary_search(a.readers.begin(), a.readers.end(), k);
+    };
+    for (int t = 0; t < n; ++t) {
+      const auto &stage = m.stageNodes[t];
+      a.G[t].assign(stage.size(), -1);
+      for (size_t j = 0; j < stage.size(); ++j) {
+        const int k = stage[j];
+        if (!isReader(k))
+          continue;
+        m.addRow({{Rc(t, k), 1}, {a.I[t], -1}}, -inf, 0);
+        // A reader that must run later in the stage forbids the free.
+        if (isReader(t) && k < t)
+          continue;
+        const int g = m.addColumn(0, 1, 0, false,
+                                  "G_" + std::to_string(t) + "_" + name + "_" +
+                                      std::to_string(k));
+        a.G[t][j] = g;
+        if (m.colLower[Rc(t, k)] < 1)
+          m.addRow({{g, 1}, {Rc(t, k), -1}}, -inf, 0);
+        if (t + 1 < n)
+          m.addRow({{g, 1}, {a.I[t + 1], 1}}, -inf, 1);
+        for (size_t l = j + 1; l < stage.size(); ++l)
+          if (isReader(stage[l]))
+            m.addRow({{g, 1}, {Rc(t, stage[l]), 1}}, -inf, 1);
+      }
+    }
+  }
+
   // Dependencies: k runs only when each result it reads is live or its node
   // runs before it in the stage.
   for (int t = 0; t < n; ++t)
@@ -402,6 +474,9 @@ MilpModel buildModel(const RematProblem &problem, const ForwardInfo &info,
         for (int s = 0; s < sl.first[t]; ++s)
           if (Sc(t, s) >= 0 && slotBytes(s) > 0)
             terms.push_back({Sc(t, s), -slotBytes(s)});
+        for (const MilpModel::Input &a : m.inputs)
+          terms.push_back(
+              {a.I[t], -static_cast<double>(a.bytes) / m.byteScale});
       } else {
         terms.push_back({m.U[t][j - 1], -1});
         for (int fi : m.freeAt[t][j - 1]) {
@@ -409,6 +484,10 @@ MilpModel buildModel(const RematProblem &problem, const ForwardInfo &info,
           if (slotBytes(f.slot) > 0)
             terms.push_back({f.col, slotBytes(f.slot)});
         }
+        for (const MilpModel::Input &a : m.inputs)
+          if (a.G[t][j - 1] >= 0)
+            terms.push_back(
+                {a.G[t][j - 1], static_cast<double>(a.bytes) / m.byteScale});
       }
       m.addRow(terms, 0, 0);
     }
@@ -530,6 +609,20 @@ std::vector<double> warmColumns(const RematProblem &problem,
               x[m.frees[fi].col] > 0.5)
             x[m.Z[t][j]] = 1;
     }
+  // Batch inputs: live to the last position that reads them.
+  for (const MilpModel::Input &a : m.inputs) {
+    int last = 0;
+    for (int q = 0; q < len; ++q)
+      if (std::binary_search(a.readers.begin(), a.readers.end(), seq[q]))
+        last = q;
+    for (int t = 0; t < n; ++t) {
+      x[a.I[t]] = last >= start[t] ? 1 : 0;
+      for (size_t j = 0; j < a.G[t].size(); ++j)
+        if (a.G[t][j] >= 0 && stageOf[last] == t &&
+            seq[last] == m.stageNodes[t][j])
+          x[a.G[t][j]] = 1;
+    }
+  }
   // Memory.
   for (int t = 0; t < n; ++t) {
     const auto &stage = m.stageNodes[t];
@@ -537,12 +630,19 @@ std::vector<double> warmColumns(const RematProblem &problem,
     for (int s = 0; s < sl.first[t]; ++s)
       if (m.S[t][s] >= 0 && x[m.S[t][s]] > 0.5)
         u += static_cast<double>(sl.bytes[s]) / m.byteScale;
+    for (size_t a = 0; a < m.inputs.size(); ++a)
+      if (x[m.inputs[a].I[t]] > 0.5)
+        u += static_cast<double>(m.inputs[a].bytes) / m.byteScale;
     for (size_t j = 0; j < stage.size(); ++j) {
-      if (j > 0)
+      if (j > 0) {
         for (int fi : m.freeAt[t][j - 1])
           if (x[m.frees[fi].col] > 0.5)
             u -= static_cast<double>(sl.bytes[m.frees[fi].slot]) /
                  m.byteScale;
+        for (const MilpModel::Input &a : m.inputs)
+          if (a.G[t][j - 1] >= 0 && x[a.G[t][j - 1]] > 0.5)
+            u -= static_cast<double>(a.bytes) / m.byteScale;
+      }
       int c = m.R[t][stage[j]];
       if (x[c] > 0.5)
         u += static_cast<double>(nodes[stage[j]].outputBytes) / m.byteScale;
