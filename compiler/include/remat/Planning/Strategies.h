@@ -106,10 +106,14 @@ struct AutoOptions {
   /// its solution. Negative: never.
   double chainSearchAboveGap = 0.01;
   /// On graphs with per-value search (perValueSearchNodes), when no plan
-  /// fits: this many more local searches, each with other perturbations and
-  /// a work limit of its own (so the memory floor, found with a 1-byte
-  /// budget, depends less on one seed).
+  /// fits (or see restartAboveGap): this many more local searches, each
+  /// with other perturbations and a work limit of its own (so the memory
+  /// floor, found with a 1-byte budget, depends less on one seed).
   unsigned restartsWhenNothingFits = 2;
+  /// The same restarts when the best plan fits but is more than this far
+  /// above the step-time bound (a fraction of it; negative: never), in the
+  /// main search and in the search from the chained relaxation.
+  double restartAboveGap = 0.05;
   /// On such graphs, when still no plan fits: search the problem on coarse
   /// estimates too (withoutSharing) and climb from its best plan.
   bool coarseSearchWhenNothingFits = true;
