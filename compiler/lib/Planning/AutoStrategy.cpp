@@ -613,7 +613,9 @@ void searchPlans(AutoSearch &search, std::optional<StepTimeBound> &bound) {
                  hintSeconds * (1 + options.restartAboveGap);
     };
     for (unsigned restart = 1;
-         restart <= options.restartsWhenNothingFits && needsRestart();
+         needsRestart() && restart <= (fits(problem, search.bestPlan)
+                                           ? options.restartsAboveGap
+                                           : options.restartsWhenNothingFits);
          ++restart) {
       search.rng.seed(options.seed + restart);
       search.workLimit = search.work + options.workLimit;
@@ -705,7 +707,7 @@ void searchPlans(AutoSearch &search, std::optional<StepTimeBound> &bound) {
     // 3's restarts), each round with a work limit of its own.
     for (unsigned round = 0;
          round == 0 ||
-         (round <= options.restartsWhenNothingFits &&
+         (round <= options.restartsAboveGap &&
           options.restartAboveGap >= 0 &&
           search.bestPlan.seconds > highest * (1 + options.restartAboveGap));
          ++round) {

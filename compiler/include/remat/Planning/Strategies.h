@@ -106,13 +106,16 @@ struct AutoOptions {
   /// its solution. Negative: never.
   double chainSearchAboveGap = 0.01;
   /// On graphs with per-value search (perValueSearchNodes), when no plan
-  /// fits (or see restartAboveGap): this many more local searches, each
-  /// with other perturbations and a work limit of its own (so the memory
-  /// floor, found with a 1-byte budget, depends less on one seed).
+  /// fits: this many more local searches, each with other perturbations and
+  /// a work limit of its own (so the memory floor, found with a 1-byte
+  /// budget, depends less on one seed).
   unsigned restartsWhenNothingFits = 2;
-  /// The same restarts when the best plan fits but is more than this far
-  /// above the step-time bound (a fraction of it; negative: never), in the
-  /// main search and in the search from the chained relaxation.
+  /// On such graphs, while the best plan fits but is more than
+  /// restartAboveGap above the step-time bound (a fraction of it; negative:
+  /// never): this many such restarts, in the main search and in the search
+  /// from the chained relaxation (near the floors, where the perturbations
+  /// decide which plans that fit the search reaches).
+  unsigned restartsAboveGap = 5;
   double restartAboveGap = 0.05;
   /// On such graphs, when still no plan fits: search the problem on coarse
   /// estimates too (withoutSharing) and climb from its best plan.
