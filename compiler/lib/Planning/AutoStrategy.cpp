@@ -707,8 +707,7 @@ void searchPlans(AutoSearch &search, std::optional<StepTimeBound> &bound) {
     // 3's restarts), each round with a work limit of its own.
     for (unsigned round = 0;
          round == 0 ||
-         (round <= options.restartsAboveGap &&
-          options.restartAboveGap >= 0 &&
+         (round <= options.restartsAboveGap && options.restartAboveGap >= 0 &&
           search.bestPlan.seconds > highest * (1 + options.restartAboveGap));
          ++round) {
       if (round > 0)
