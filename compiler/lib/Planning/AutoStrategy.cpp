@@ -406,6 +406,13 @@ std::vector<Candidate> relaxationCandidates(const ForwardInfo &info,
   return out;
 }
 
+/// Whether `plan` is more than `gap` (a fraction of the bound; negative:
+/// never) above a step-time bound of `boundSeconds` (0: none known).
+bool farAboveBound(const RematPlan &plan, double boundSeconds, double gap) {
+  return gap >= 0 && boundSeconds > 0 &&
+         plan.seconds > boundSeconds * (1 + gap);
+}
+
 /// Phases 1 to 5 (the file comment) on `search`'s problem: its best plan
 /// is the result. Sets `bound` when the search computed the step-time bound
 /// itself (no AutoOptions::relaxedSolution given).
@@ -570,6 +577,10 @@ void searchPlans(AutoSearch &search, std::optional<StepTimeBound> &bound) {
     }
   }
 
+  // The step-time bound so far: auto's own, or the driver's.
+  const double boundSeconds =
+      bound ? bound->seconds : options.relaxedBoundSeconds;
+
   // 3. Local search.
   auto units = search.makeUnits(small);
   // The relaxation's plan rarely fits as it is (it ignores the memory of
@@ -603,20 +614,14 @@ void searchPlans(AutoSearch &search, std::optional<StepTimeBound> &bound) {
     // the best plan is far above the bound (AutoOptions::restartAboveGap),
     // restart from the same seeds with other perturbations, each with a
     // work limit of its own.
-    const double hintSeconds =
-        bound ? bound->seconds : options.relaxedBoundSeconds;
-    auto needsRestart = [&] {
+    auto restartsLeft = [&](unsigned restart) {
       if (!fits(problem, search.bestPlan))
-        return true;
-      return options.restartAboveGap >= 0 && hintSeconds > 0 &&
-             search.bestPlan.seconds >
-                 hintSeconds * (1 + options.restartAboveGap);
+        return restart <= options.restartsWhenNothingFits;
+      return restart <= options.restartsAboveGap &&
+             farAboveBound(search.bestPlan, boundSeconds,
+                           options.restartAboveGap);
     };
-    for (unsigned restart = 1;
-         needsRestart() && restart <= (fits(problem, search.bestPlan)
-                                           ? options.restartsAboveGap
-                                           : options.restartsWhenNothingFits);
-         ++restart) {
+    for (unsigned restart = 1; restartsLeft(restart); ++restart) {
       search.rng.seed(options.seed + restart);
       search.workLimit = search.work + options.workLimit;
       starts[0] = search.best;
@@ -667,12 +672,9 @@ void searchPlans(AutoSearch &search, std::optional<StepTimeBound> &bound) {
   // simulation still counted the batch inputs throughout and no plan fit
   // it there: 1.916 to 3.787 ms). Not seeds of the searches above: there
   // its solutions changed plans elsewhere, for better and for worse.
-  const double boundSeconds =
-      bound ? bound->seconds : options.relaxedBoundSeconds;
-  if (small && options.boundHint && options.chainSearchAboveGap >= 0 &&
-      boundSeconds > 0 && fits(problem, search.bestPlan) &&
-      search.bestPlan.seconds >
-          boundSeconds * (1 + options.chainSearchAboveGap)) {
+  if (small && options.boundHint && fits(problem, search.bestPlan) &&
+      farAboveBound(search.bestPlan, boundSeconds,
+                    options.chainSearchAboveGap)) {
     StepTimeBoundOptions chained = options.bound;
     chained.recomputationChains = true;
     StepTimeBound second = boundStepTime(problem, chained);
@@ -707,8 +709,8 @@ void searchPlans(AutoSearch &search, std::optional<StepTimeBound> &bound) {
     // 3's restarts), each round with a work limit of its own.
     for (unsigned round = 0;
          round == 0 ||
-         (round <= options.restartsAboveGap && options.restartAboveGap >= 0 &&
-          search.bestPlan.seconds > highest * (1 + options.restartAboveGap));
+         (round <= options.restartsAboveGap &&
+          farAboveBound(search.bestPlan, highest, options.restartAboveGap));
          ++round) {
       if (round > 0)
         search.rng.seed(options.seed + 100 + round);

@@ -615,13 +615,15 @@ std::vector<double> warmColumns(const RematProblem &problem,
     for (int q = 0; q < len; ++q)
       if (std::binary_search(a.readers.begin(), a.readers.end(), seq[q]))
         last = q;
-    for (int t = 0; t < n; ++t) {
+    for (int t = 0; t < n; ++t)
       x[a.I[t]] = last >= start[t] ? 1 : 0;
-      for (size_t j = 0; j < a.G[t].size(); ++j)
-        if (a.G[t][j] >= 0 && stageOf[last] == t &&
-            seq[last] == m.stageNodes[t][j])
-          x[a.G[t][j]] = 1;
-    }
+    // Freed right after that read.
+    const int t = stageOf[last];
+    const auto &stage = m.stageNodes[t];
+    const auto it = std::lower_bound(stage.begin(), stage.end(), seq[last]);
+    if (it != stage.end() && *it == seq[last] &&
+        a.G[t][it - stage.begin()] >= 0)
+      x[a.G[t][it - stage.begin()]] = 1;
   }
   // Memory.
   for (int t = 0; t < n; ++t) {

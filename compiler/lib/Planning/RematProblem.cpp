@@ -179,19 +179,16 @@ bool simulate(const RematProblem &problem, RematPlan &plan,
     }
   // A batch input (among the fixed bytes) dies after the last occurrence of
   // a node that reads it, as in the arena; it is live at the first step.
-  if (len > 0 && !problem.partTimeFixedBytes.empty()) {
-    std::vector<int> lastAt(n, 0);
-    for (int p = 0; p < len; ++p)
-      lastAt[seq[p]] = p;
-    for (const PartTimeBytes &part : problem.partTimeFixedBytes) {
-      if (part.readers.empty())
-        continue;
-      int last = 0;
-      for (int reader : part.readers)
-        if (reader >= 0 && reader < n)
-          last = std::max(last, lastAt[reader]);
-      delta[last + 1] -= part.bytes;
-    }
+  // (Searched from the end: an input's last reader is usually a backward op
+  // near it, and this is the planners' inner loop.)
+  for (const PartTimeBytes &part : problem.partTimeFixedBytes) {
+    if (part.readers.empty() || len == 0)
+      continue;
+    int last = len - 1;
+    while (last > 0 && std::find(part.readers.begin(), part.readers.end(),
+                                 seq[last]) == part.readers.end())
+      --last;
+    delta[last + 1] -= part.bytes;
   }
   int64_t live = 0, peak = 0;
   for (int p = 0; p < len; ++p) {
