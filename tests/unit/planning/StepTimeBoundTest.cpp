@@ -251,25 +251,14 @@ TEST(StepTimeBound, RecomputationChainsNeverLoosen) {
 // and b's steps as well, and bound above this plan (8 s).
 TEST(StepTimeBound, ChainsLetOneResultStayAbsentWhileAnotherIsRead) {
   RematProblem p;
-  auto add = [&](const char *name, int64_t bytes, std::vector<int> inputs,
-                 bool forward) {
-    Node n;
-    n.name = name;
-    n.outputBytes = bytes;
-    n.seconds = 1;
-    n.inputs = std::move(inputs);
-    n.recomputable = forward;
-    p.nodes.push_back(n);
-    return static_cast<int>(p.nodes.size()) - 1;
-  };
-  const int v = add("v", 45, {}, true);
+  const int v = addNode(p, "v", 45, {}, true);
   p.nodes[v].resultBytes = {5, 40};
-  const int a = add("a", 30, {}, true);
-  const int b = add("b", 5, {v, a}, true);
+  const int a = addNode(p, "a", 30, {}, true);
+  const int b = addNode(p, "b", 5, {v, a}, true);
   p.nodes[b].reads = {{v, 0}};
-  const int c = add("c", 30, {b}, true);
-  const int e = add("e", 5, {c}, true);
-  const int d = add("d", 5, {e, v}, false);
+  const int c = addNode(p, "c", 30, {b}, true);
+  const int e = addNode(p, "e", 5, {c}, true);
+  const int d = addNode(p, "d", 5, {e, v}, false);
   p.nodes[d].reads = {{v, 1}};
   p.graphOutputs = {d};
   p.budgetBytes = 50;

@@ -193,21 +193,11 @@ TEST(Strategies, MilpCountsBatchInputsToTheirLastRead) {
   // holds 60 at ga: a plan of 6 s, which fits a budget of 60 only if x
   // dies at that recomputation (counted throughout: 65).
   RematProblem p;
-  auto add = [&](const char *name, int64_t bytes, std::vector<int> inputs,
-                 bool forward) {
-    Node n;
-    n.name = name;
-    n.outputBytes = bytes;
-    n.seconds = 1;
-    n.inputs = std::move(inputs);
-    n.recomputable = forward;
-    p.nodes.push_back(n);
-  };
-  add("a", 40, {}, true);
-  add("b", 10, {0}, true);
-  add("c", 10, {1}, true);
-  add("gc", 10, {2, 1}, false);
-  add("ga", 10, {3, 0}, false);
+  addNode(p, "a", 40, {}, true);
+  addNode(p, "b", 10, {0}, true);
+  addNode(p, "c", 10, {1}, true);
+  addNode(p, "gc", 10, {2, 1}, false);
+  addNode(p, "ga", 10, {3, 0}, false);
   p.graphOutputs = {4};
   p.fixedBytes = 5;
   p.budgetBytes = 60;

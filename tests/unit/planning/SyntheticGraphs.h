@@ -28,6 +28,20 @@ struct FwdOp {
   bool isInput = false; // a data input: not recomputable, no gradient
 };
 
+/// Appends a hand-made node of 1 s (forward: recomputable) to p and returns
+/// its index, for steps small enough to work out by hand.
+inline int addNode(RematProblem &p, const char *name, int64_t bytes,
+                   std::vector<int> inputs, bool forward) {
+  Node node;
+  node.name = name;
+  node.outputBytes = bytes;
+  node.seconds = 1;
+  node.inputs = std::move(inputs);
+  node.recomputable = forward;
+  p.nodes.push_back(std::move(node));
+  return static_cast<int>(p.nodes.size()) - 1;
+}
+
 /// Forward ops, a loss reading the last op, and the backward ops.
 inline RematProblem makeTraining(const std::vector<FwdOp> &fwd,
                                  double backwardFactor = 2.0,
