@@ -117,7 +117,8 @@ struct AutoOptions {
   /// decide which plans that fit the search reaches). Ten rather than
   /// five took HF Llama's +10% cell from 0.855 to 0.769 ms (gap 23.2% to
   /// 10.8%), and no other cell slower; twenty or forty found nothing more
-  /// there. Each restart costs about one search (15 to 30 s there).
+  /// there. The five more restarts cost 5-18 s of planning at the cells
+  /// that run them (13-36 s in all there, on 2 shared cores).
   unsigned restartsAboveGap = 10;
   double restartAboveGap = 0.05;
   /// On such graphs, when still no plan fits: search the problem on coarse
