@@ -611,10 +611,7 @@ std::vector<double> warmColumns(const RematProblem &problem,
     }
   // Batch inputs: live to the last position that reads them.
   for (const MilpModel::Input &a : m.inputs) {
-    int last = 0;
-    for (int q = 0; q < len; ++q)
-      if (std::binary_search(a.readers.begin(), a.readers.end(), seq[q]))
-        last = q;
+    const int last = lastReadPosition(seq, a.readers);
     for (int t = 0; t < n; ++t)
       x[a.I[t]] = last >= start[t] ? 1 : 0;
     // Freed right after that read.

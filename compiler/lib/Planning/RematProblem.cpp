@@ -179,17 +179,9 @@ bool simulate(const RematProblem &problem, RematPlan &plan,
     }
   // A batch input (among the fixed bytes) dies after the last occurrence of
   // a node that reads it, as in the arena; it is live at the first step.
-  // (Searched from the end: an input's last reader is usually a backward op
-  // near it, and this is the planners' inner loop.)
-  for (const PartTimeBytes &part : problem.partTimeFixedBytes) {
-    if (part.readers.empty() || len == 0)
-      continue;
-    int last = len - 1;
-    while (last > 0 && std::find(part.readers.begin(), part.readers.end(),
-                                 seq[last]) == part.readers.end())
-      --last;
-    delta[last + 1] -= part.bytes;
-  }
+  for (const PartTimeBytes &part : problem.partTimeFixedBytes)
+    if (!part.readers.empty() && len > 0)
+      delta[lastReadPosition(seq, part.readers) + 1] -= part.bytes;
   int64_t live = 0, peak = 0;
   for (int p = 0; p < len; ++p) {
     live += delta[p];
@@ -198,6 +190,17 @@ bool simulate(const RematProblem &problem, RematPlan &plan,
   plan.peakBytes = problem.fixedBytes + peak;
   plan.seconds = seconds;
   return true;
+}
+
+int lastReadPosition(const std::vector<int> &sequence,
+                     const std::vector<int> &readers) {
+  // Searched from the end: an input's last reader is usually a backward op
+  // near it, and simulate() is the planners' inner loop.
+  int last = static_cast<int>(sequence.size()) - 1;
+  while (last > 0 && std::find(readers.begin(), readers.end(),
+                               sequence[last]) == readers.end())
+    --last;
+  return std::max(last, 0);
 }
 
 RematProblem withoutSharing(RematProblem problem) {

@@ -153,6 +153,13 @@ struct RematPlan {
 /// inputs is live, a graph output is never computed).
 bool simulate(const RematProblem &problem, RematPlan &plan, std::string &error);
 
+/// The position in `sequence` of the last occurrence of a node among
+/// `readers` (0 when none occurs): where a batch input's bytes
+/// (PartTimeBytes::readers) are freed, in simulate() and in the MILP's warm
+/// start alike.
+int lastReadPosition(const std::vector<int> &sequence,
+                     const std::vector<int> &readers);
+
 } // namespace remat::plan
 
 #endif // REMAT_PLANNING_REMATPROBLEM_H
